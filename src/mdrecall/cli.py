@@ -1,0 +1,263 @@
+"""The `mdrecall` command: index, search, get, status.
+
+User mistakes (missing workspace, bad config, refused path, ...) end with one line on stderr and exit
+code 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .config import resolve_settings
+from .errors import MdrecallError
+from .manager import MemoryIndex
+from .sync import SyncReport
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Persistent, searchable memory for AI agents: markdown in, hybrid search out.",
+)
+out = Console()
+err = Console(stderr=True)
+
+
+@dataclass
+class GlobalOptions:
+    workspace: Path | None
+    agent: str | None
+    state_dir: Path | None
+    config: Path | None
+    db: Path | None
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code=1)
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    workspace: Path = typer.Option(None, "--workspace", "-w", help="Workspace folder (default: current dir)."),
+    agent: str = typer.Option(None, "--agent", "-a", help="Agent id (default: main)."),
+    state_dir: Path = typer.Option(
+        None, "--state-dir", help="State dir (default: $MDRECALL_STATE_DIR or ~/.mdrecall)."
+    ),
+    config: Path = typer.Option(None, "--config", "-c", help="Config file (default: <workspace>/mdrecall.toml)."),
+    db: Path = typer.Option(None, "--db", help="Index file (overrides <state dir>/memory/<agent>.sqlite)."),
+) -> None:
+    ctx.obj = GlobalOptions(workspace, agent, state_dir, config, db)
+
+
+def _open(ctx: typer.Context) -> MemoryIndex:
+    opts: GlobalOptions = ctx.obj
+    settings = resolve_settings(
+        workspace=opts.workspace,
+        agent_id=opts.agent,
+        state_dir=opts.state_dir,
+        config_path=opts.config,
+        db_path=opts.db,
+    )
+    return MemoryIndex(settings)
+
+
+def _sync_with_progress(index: MemoryIndex, force: bool, reason: str, quiet: bool) -> SyncReport:
+    """Run a sync with a progress bar on stderr (hidden when quiet or not a terminal)."""
+    columns = (
+        TextColumn("[bold]indexing[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+    )
+    with Progress(*columns, console=err, transient=True, disable=quiet) as progress:
+        task = progress.add_task("", total=None)
+
+        def update(done: int, total: int, label: str) -> None:
+            progress.update(task, completed=done, total=max(total, 1), description=label[-60:])
+
+        return index.sync(force=force, reason=reason, progress=update)
+
+
+def _fresh(index: MemoryIndex, quiet: bool) -> SyncReport | None:
+    if index.is_dirty():
+        return _sync_with_progress(index, force=False, reason="stale", quiet=quiet)
+    return None
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _run(ctx: typer.Context, body) -> None:  # type: ignore[no-untyped-def]
+    """Open the index, run body(index), turn user errors into one line and exit code 1."""
+    try:
+        with _open(ctx) as index:
+            body(index)
+    except MdrecallError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        raise typer.Exit(code=130) from None
+
+
+@app.command()
+def index(
+    ctx: typer.Context,
+    force: bool = typer.Option(False, "--force", help="Rebuild everything (in a temp DB, swapped in at the end)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the sync report as JSON."),
+) -> None:
+    """Index the workspace's memory files (incremental unless --force or the settings changed)."""
+
+    def body(idx: MemoryIndex) -> None:
+        report = _sync_with_progress(idx, force=force, reason="cli", quiet=as_json)
+        if as_json:
+            _print_json(report.as_dict())
+            return
+        kind = "full reindex" if report.full_reindex else "incremental sync"
+        why = f" ({report.full_reason})" if report.full_reason and report.full_reason != "forced" else ""
+        provider = idx.provider
+        model = f"{provider.id}/{provider.model}" if provider else "none (keyword-only)"
+        out.print(
+            f"{kind}{why}: {report.files_indexed} files / {report.chunks_indexed} chunks indexed, "
+            f"{report.files_unchanged} unchanged, {report.files_deleted} removed "
+            f"in {report.seconds:.2f}s (embedding {report.embed_seconds:.2f}s; model {model}; "
+            f"{report.texts_embedded} embedded, {report.cache_hits} from cache)",
+            highlight=False,
+        )
+        for path, problem in report.skipped:
+            err.print(f"[yellow]warning:[/] {path}: {problem}", highlight=False)
+
+    _run(ctx, body)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="What to look for (words, a phrase, an identifier)."),
+    max_results: int = typer.Option(None, "--max-results", "-n", min=1, help="At most N results (default 6)."),
+    min_score: float = typer.Option(None, "--min-score", min=0.0, max=1.0, help="Drop results below this score."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array of results."),
+) -> None:
+    """Search memory by meaning and by keyword."""
+
+    def body(idx: MemoryIndex) -> None:
+        _fresh(idx, quiet=as_json)
+        response = idx.search(query, max_results=max_results, min_score=min_score)
+        if as_json:
+            _print_json([r.to_dict() for r in response.results])
+            if response.notice:
+                err.print(f"note: {response.notice}", highlight=False)
+            return
+        if not response.results:
+            out.print(f"no results for {query!r} ({response.notice or 'nothing matched'})", highlight=False)
+            return
+        if response.notice:
+            out.print(f"[yellow]note:[/] {response.notice}", highlight=False)
+        for rank, result in enumerate(response.results, 1):
+            out.print(
+                f"[bold]{rank}. {result.path}:{result.start_line}-{result.end_line}[/]  "
+                f"score {result.score:.3f}  [dim]{result.source}[/]",
+                highlight=False,
+            )
+            snippet = result.snippet.strip()
+            shown = snippet[:300].replace("\n", "\n   ") + ("…" if len(snippet) > 300 else "")
+            out.print("   " + shown, highlight=False)
+        out.print(f"[dim]{len(response.results)} results · {response.mode} · {response.provider}[/]", highlight=False)
+
+    _run(ctx, body)
+
+
+@app.command()
+def get(
+    ctx: typer.Context,
+    path: str = typer.Argument(..., help="Workspace-relative path, e.g. memory/2026-01-31.md"),
+    from_line: int = typer.Option(None, "--from", min=1, help="First line to return (1-based)."),
+    lines: int = typer.Option(None, "--lines", min=1, help="How many lines to return."),
+    as_json: bool = typer.Option(False, "--json", help="Print {path, text} as JSON."),
+) -> None:
+    """Print a memory file (or some of its lines)."""
+
+    def body(idx: MemoryIndex) -> None:
+        result = idx.read_file(path, from_line=from_line, lines=lines)
+        _fresh(idx, quiet=True)
+        if as_json:
+            _print_json(result)
+        else:
+            sys.stdout.write(result["text"] + ("" if result["text"].endswith("\n") else "\n"))
+
+    _run(ctx, body)
+
+
+def _status_table(status: dict[str, Any]) -> Table:
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    vector = status["vector"]
+    rows = [
+        ("backend", status["backend"]),
+        ("provider", f"{status['provider']} (requested {status['requestedProvider']})"),
+        ("model", status["model"] or "-"),
+        ("search", status["searchMode"]),
+        ("files", str(status["files"])),
+        ("chunks", str(status["chunks"])),
+        ("dirty", "yes" if status["dirty"] else "no"),
+        ("workspace", status["workspaceDir"]),
+        ("index", status["dbPath"]),
+        (
+            "sources",
+            ", ".join(f"{c['source']} {c['files']} files/{c['chunks']} chunks" for c in status["sourceCounts"]),
+        ),
+        ("fts", "available" if status["fts"]["available"] else f"unavailable ({status['fts'].get('error')})"),
+        ("vector", f"{vector['mode']}, dims {vector.get('dims') or '-'}"),
+        ("cache", f"{'on' if status['cache']['enabled'] else 'off'}, {status['cache']['entries']} entries"),
+    ]
+    if status.get("providerUnavailable"):
+        rows.append(("note", status["providerUnavailable"]))
+    if status.get("fallback"):
+        rows.append(("fallback", f"from {status['fallback']['from']}: {status['fallback']['reason']}"))
+    if vector.get("loadError"):
+        rows.append(("vector error", vector["loadError"]))
+    for name, probe in (status.get("probe") or {}).items():
+        rows.append((f"probe {name}", "ok" if probe.get("ok") else f"FAILED: {probe.get('error')}"))
+    for key, value in rows:
+        table.add_row(key, value)
+    return table
+
+
+@app.command()
+def status(
+    ctx: typer.Context,
+    deep: bool = typer.Option(False, "--deep", help="Probe the embedding provider and the vector search."),
+    as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+) -> None:
+    """Show what is indexed, with which provider and model, and whether it is up to date."""
+
+    def body(idx: MemoryIndex) -> None:
+        _fresh(idx, quiet=as_json)
+        info = idx.status(deep=deep)
+        if as_json:
+            _print_json(info)
+        else:
+            out.print(_status_table(info))
+
+    _run(ctx, body)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

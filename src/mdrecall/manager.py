@@ -1,0 +1,299 @@
+"""`MemoryIndex`: the one place that wires discovery, embeddings, the store, sync and search together."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .config import Settings
+from .embeddings.base import EmbeddingProvider
+from .embeddings.factory import ProviderResult, create_provider
+from .errors import IndexBusyError, MdrecallError, PathRefusedError
+from .search import SearchMode, SearchResponse, run_search
+from .store import Store
+from .sync import (
+    MEMORY_SOURCE,
+    ProgressFn,
+    SyncReport,
+    expected_meta,
+    full_reindex_reason,
+    incremental_sync,
+    index_model,
+    safe_reindex,
+)
+from .workspace import MemoryFile, list_memory_files, resolve_memory_path
+
+try:  # POSIX advisory locks; on platforms without fcntl the in-process lock still applies
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+LOCK_WAIT_SECONDS = 600.0
+
+
+class MemoryIndex:
+    """A workspace's memory index: `sync()`, `search()`, `read_file()`, `status()`, `close()`.
+
+    The embedding provider is created lazily (loading a model is the slow part and `status` should not
+    pay for it unless it has to).
+    """
+
+    def __init__(self, settings: Settings, provider_result: ProviderResult | None = None) -> None:
+        self.settings = settings
+        self.config = settings.config
+        self.db_path = settings.db_path
+        self._provider_result = provider_result
+        self._sync_lock = threading.Lock()
+        self._store: Store | None = None
+        self.last_sync: SyncReport | None = None
+
+    # -- wiring ------------------------------------------------------------------------------------
+
+    @property
+    def provider_result(self) -> ProviderResult:
+        if self._provider_result is None:
+            self._provider_result = create_provider(self.config)
+        return self._provider_result
+
+    @property
+    def provider(self) -> EmbeddingProvider | None:
+        return self.provider_result.provider
+
+    def _open_store(self, path: Path) -> Store:
+        vector_cfg = self.config.store.vector
+        return Store(path, vector_enabled=vector_cfg.enabled, extension_path=vector_cfg.extension_path)
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = self._open_store(self.db_path)
+        return self._store
+
+    def _release_store(self) -> None:
+        if self._store is not None:
+            self._store.checkpoint()
+            self._store.close()
+            self._store = None
+
+    def close(self) -> None:
+        self._release_store()
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def discover(self) -> list[MemoryFile]:
+        return list_memory_files(self.settings.workspace, self.config.extra_paths)
+
+    # -- sync --------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _process_lock(self) -> Iterator[None]:
+        """One sync at a time across processes: an advisory lock on `{db}.lock`."""
+        if fcntl is None:
+            yield
+            return
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(f"{self.db_path}.lock", "a+") as handle:
+            deadline = time.monotonic() + LOCK_WAIT_SECONDS
+            while True:
+                try:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise IndexBusyError(f"another process is indexing {self.db_path}; try again later") from None
+                    time.sleep(0.05)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def full_reindex_reason(self) -> str | None:
+        return full_reindex_reason(self.store.read_meta(), expected_meta(self.provider, self.config))
+
+    def sync(self, force: bool = False, reason: str = "manual", progress: ProgressFn | None = None) -> SyncReport:
+        """Bring the index up to date; a full, swapped-in rebuild when forced or when the meta changed."""
+        with self._sync_lock, self._process_lock():
+            files = self.discover()
+            why = "forced" if force else self.full_reindex_reason()
+            if why is None:
+                report = incremental_sync(self.store, self.provider, self.config, files, progress, reason)
+            else:
+                report = safe_reindex(
+                    self.db_path,
+                    self._open_store,
+                    self.provider,
+                    self.config,
+                    files,
+                    release_live=self._release_store,
+                    progress=progress,
+                    reason=reason,
+                )
+                report.full_reason = why
+            self.last_sync = report
+            with self.store.transaction():
+                self.store.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
+            return report
+
+    def dirty_files(self) -> list[str]:
+        """Paths whose file on disk differs (by mtime/size) from its row, plus new and vanished ones."""
+        files = {f.path: f for f in self.discover()}
+        indexed = self.store.get_files(MEMORY_SOURCE)
+        changed = [p for p, f in files.items() if p not in indexed or (indexed[p].mtime, indexed[p].size) != (
+            f.mtime_ms, f.size)]
+        vanished = [p for p in indexed if p not in files]
+        return sorted(changed + vanished)
+
+    def is_dirty(self) -> bool:
+        return self.full_reindex_reason() is not None or bool(self.dirty_files())
+
+    def ensure_fresh(self, progress: ProgressFn | None = None) -> SyncReport | None:
+        """Sync when the index is missing or dirty (what search/get/status do before answering)."""
+        if self.is_dirty():
+            return self.sync(reason="stale", progress=progress)
+        return None
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> SearchResponse:
+        return run_search(
+            self.store,
+            self.provider,
+            index_model(self.provider),
+            self.config.query,
+            query,
+            sources=self.config.sources,
+            max_results=max_results,
+            min_score=min_score,
+            mode=mode,
+        )
+
+    def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:
+        """Text of a memory file, optionally `lines` lines starting at 1-based `from_line`."""
+        if from_line is not None and from_line < 1:
+            raise MdrecallError("from must be a line number >= 1")
+        if lines is not None and lines < 1:
+            raise MdrecallError("lines must be >= 1")
+        abs_path = resolve_memory_path(self.settings.workspace, rel_path, self.config.extra_paths)
+        try:
+            raw = abs_path.read_bytes()
+        except FileNotFoundError:
+            raise MdrecallError(f"memory file not found: {rel_path}") from None
+        except IsADirectoryError:
+            raise PathRefusedError(f"path refused: {rel_path} is a directory") from None
+        text = raw.decode("utf-8", errors="replace")
+        if from_line is None and lines is None:
+            return {"path": rel_path.strip(), "text": text}
+        all_lines = text.split("\n")
+        start = (from_line or 1) - 1
+        end = len(all_lines) if lines is None else start + lines
+        return {"path": rel_path.strip(), "text": "\n".join(all_lines[start:end])}
+
+    # -- status ------------------------------------------------------------------------------------
+
+    def status(self, deep: bool = False) -> dict[str, Any]:
+        """The spec's MemoryProviderStatus fields; `deep` also probes embeddings and the vector path."""
+        result = self.provider_result
+        provider = result.provider
+        store = self.store
+        counts = store.counts()
+        meta = store.read_meta() or {}
+        out: dict[str, Any] = {
+            "backend": "builtin",
+            "provider": provider.id if provider else "none",
+            "model": provider.model if provider else None,
+            "requestedProvider": result.requested,
+            "searchMode": "hybrid" if provider else "fts-only",
+            "files": sum(c["files"] for c in counts.values()),
+            "chunks": sum(c["chunks"] for c in counts.values()),
+            "dirty": self.is_dirty(),
+            "workspaceDir": str(self.settings.workspace),
+            "dbPath": str(self.db_path),
+            "extraPaths": list(self.config.extra_paths),
+            "sources": list(self.config.sources),
+            "sourceCounts": [
+                {"source": s, "files": counts.get(s, {}).get("files", 0), "chunks": counts.get(s, {}).get("chunks", 0)}
+                for s in self.config.sources
+            ],
+            "cache": {"enabled": self.config.cache.enabled, "entries": store.cache_count()},
+            "fts": {"enabled": store.fts.enabled, "available": store.fts.available},
+            "vector": {
+                "enabled": store.vector.enabled,
+                "available": store.vector.available,
+                "mode": self._vector_mode(),
+                "dims": store.vector.dims or meta.get("vectorDims"),
+            },
+        }
+        if self.config.cache.max_entries:
+            out["cache"]["maxEntries"] = self.config.cache.max_entries
+        if store.fts.error:
+            out["fts"]["error"] = store.fts.error
+        if store.vector.extension_path:
+            out["vector"]["extensionPath"] = store.vector.extension_path
+        if store.vector.load_error:
+            out["vector"]["loadError"] = store.vector.load_error
+        if result.unavailable_reason:
+            out["providerUnavailable"] = result.unavailable_reason
+        if result.fallback_from:
+            out["fallback"] = {"from": result.fallback_from, "reason": result.fallback_reason}
+        last = store.read_meta_value("last_sync")
+        if last:
+            out["lastSync"] = json.loads(last)
+        if deep:
+            out["probe"] = self._probe()
+        return out
+
+    def _vector_mode(self) -> str:
+        if self.provider_result.provider is None:
+            return "off (fts-only)"
+        if self.store.vector.available:
+            return "sqlite-vec"
+        return "numpy fallback (sqlite-vec unavailable)"
+
+    def _probe(self) -> dict[str, Any]:
+        """Embed a short text and run a vector query: proves the provider and the vector path work."""
+        probe: dict[str, Any] = {}
+        provider = self.provider
+        if provider is None:
+            probe["embeddings"] = {"ok": False, "error": self.provider_result.unavailable_reason}
+        else:
+            started = time.perf_counter()
+            try:
+                vector = provider.embed_query("mdrecall status probe")
+                probe["embeddings"] = {
+                    "ok": True,
+                    "dims": int(len(vector)),
+                    "ms": round((time.perf_counter() - started) * 1000, 1),
+                }
+            except Exception as err:  # a probe reports any failure instead of raising
+                probe["embeddings"] = {"ok": False, "error": str(err)}
+        try:
+            store = self.store
+            ok = store.vector.available and bool(store.conn.execute("SELECT vec_version()").fetchone())
+            probe["vector"] = {"ok": ok, "rows": store.vector_row_count()}
+            if not ok:
+                probe["vector"]["error"] = store.vector.load_error or "sqlite-vec disabled"
+        except Exception as err:
+            probe["vector"] = {"ok": False, "error": str(err)}
+        return probe
+
+
+def open_index(settings: Settings) -> MemoryIndex:
+    """Convenience constructor used by the CLI and tools."""
+    os.makedirs(settings.db_path.parent, exist_ok=True)
+    return MemoryIndex(settings)

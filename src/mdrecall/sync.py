@@ -1,0 +1,344 @@
+"""Bring the index in line with the markdown: incremental sync, and the safe full reindex.
+
+Incremental: a file whose mtime and size match its row is skipped without reading; otherwise it is read
+and hashed, and only a changed hash re-chunks and re-embeds it (cache first). Rows of vanished files are
+deleted. Each file is written in its own transaction, so an interrupted sync never leaves a half-indexed
+file.
+
+Full reindex (meta changed, or forced): everything is built in `{db}.tmp-{uuid}` next to the live index,
+seeded with the live embedding cache, then swapped in with an atomic rename. If anything fails the temp
+files are removed and the live index is untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .chunking import Chunk, chunk_markdown, hash_text
+from .config import MemoryConfig
+from .embeddings.base import EmbeddingProvider
+from .errors import EmbeddingError
+from .store import ChunkRow, FileRow, Store, remove_db_files
+from .workspace import MemoryFile
+
+ProgressFn = Callable[[int, int, str], None]
+FTS_ONLY_MODEL = "fts-only"
+MEMORY_SOURCE = "memory"
+EMBED_WINDOW_CHUNKS = 256
+
+
+@dataclass
+class SyncReport:
+    """What a sync did; printed by the CLI and returned to library callers."""
+
+    reason: str = "manual"
+    full_reindex: bool = False
+    full_reason: str | None = None
+    files_scanned: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    chunks_indexed: int = 0
+    texts_embedded: int = 0
+    cache_hits: int = 0
+    embed_seconds: float = 0.0
+    seconds: float = 0.0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "fullReindex": self.full_reindex,
+            "fullReason": self.full_reason,
+            "filesScanned": self.files_scanned,
+            "filesIndexed": self.files_indexed,
+            "filesUnchanged": self.files_unchanged,
+            "filesDeleted": self.files_deleted,
+            "chunksIndexed": self.chunks_indexed,
+            "textsEmbedded": self.texts_embedded,
+            "cacheHits": self.cache_hits,
+            "embedSeconds": round(self.embed_seconds, 3),
+            "seconds": round(self.seconds, 3),
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+        }
+
+
+def index_model(provider: EmbeddingProvider | None) -> str:
+    return provider.model if provider is not None else FTS_ONLY_MODEL
+
+
+def expected_meta(provider: EmbeddingProvider | None, config: MemoryConfig) -> dict[str, Any]:
+    """The meta an index built now would carry; any difference with the stored one forces a full reindex."""
+    return {
+        "provider": provider.id if provider is not None else "none",
+        "model": index_model(provider),
+        "providerKey": provider.provider_key if provider is not None else None,
+        "chunkTokens": config.chunking.tokens,
+        "chunkOverlap": config.chunking.overlap,
+        "vectorDims": provider.dims if provider is not None else None,
+    }
+
+
+def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any]) -> str | None:
+    """Why the stored index cannot be updated incrementally, or None when it can."""
+    if stored is None:
+        return "no index metadata"
+    for key, label in (
+        ("provider", "provider"),
+        ("model", "model"),
+        ("providerKey", "provider key"),
+        ("chunkTokens", "chunk tokens"),
+        ("chunkOverlap", "chunk overlap"),
+    ):
+        if stored.get(key) != expected.get(key):
+            return f"{label} changed ({stored.get(key)!r} -> {expected.get(key)!r})"
+    if expected.get("vectorDims") is not None and stored.get("vectorDims") != expected["vectorDims"]:
+        return f"vector dims changed ({stored.get('vectorDims')!r} -> {expected['vectorDims']!r})"
+    return None
+
+
+def read_markdown(path: Path) -> tuple[str, bool]:
+    """File text decoded as UTF-8, with undecodable bytes replaced; the flag says whether any were."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace"), True
+
+
+def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
+    return hash_text(f"{source}:{path}:{chunk.start_line}:{chunk.end_line}:{chunk.hash}:{model}")
+
+
+@dataclass
+class _PendingFile:
+    file: MemoryFile
+    hash: str
+    chunks: list[Chunk]
+
+
+class Embedder:
+    """Embeds chunk texts through the embedding cache; only cache misses reach the provider."""
+
+    def __init__(self, store: Store, provider: EmbeddingProvider | None, config: MemoryConfig) -> None:
+        self.store = store
+        self.provider = provider
+        self.cache_enabled = config.cache.enabled
+        self.max_entries = config.cache.max_entries
+        self.texts_embedded = 0
+        self.cache_hits = 0
+        self.seconds = 0.0
+
+    def embed(self, chunks: Sequence[Chunk]) -> list[np.ndarray | None]:
+        provider = self.provider
+        if provider is None:
+            return [None] * len(chunks)
+        hashes = [c.hash for c in chunks]
+        cached: dict[str, np.ndarray] = {}
+        if self.cache_enabled:
+            cached = self.store.cache_get(provider.id, provider.model, provider.provider_key, hashes)
+        self.cache_hits += sum(1 for h in hashes if h in cached)
+        missing = {c.hash: c.text for c in chunks if c.hash not in cached}
+        if missing:
+            fresh = self._embed_missing(provider, missing)
+            cached.update(fresh)
+        elif cached and self.cache_enabled and self.max_entries:
+            with self.store.transaction():
+                self.store.cache_touch(provider.id, provider.model, provider.provider_key, set(hashes))
+        return [cached[h] for h in hashes]
+
+    def _embed_missing(self, provider: EmbeddingProvider, missing: dict[str, str]) -> dict[str, np.ndarray]:
+        keys = list(missing)
+        started = time.perf_counter()
+        vectors = np.asarray(provider.embed_batch([missing[k] for k in keys]), dtype=np.float32)
+        self.seconds += time.perf_counter() - started
+        if vectors.ndim != 2 or vectors.shape[0] != len(keys):
+            raise EmbeddingError(
+                f"embedding provider returned {vectors.shape[0] if vectors.ndim else 0} vectors for {len(keys)} texts"
+            )
+        if provider.dims is not None and vectors.shape[1] != provider.dims:
+            raise EmbeddingError(f"embedding dimension mismatch: expected {provider.dims}, got {vectors.shape[1]}")
+        self.texts_embedded += len(keys)
+        fresh = dict(zip(keys, vectors, strict=True))
+        if self.cache_enabled:
+            with self.store.transaction():
+                self.store.cache_put(provider.id, provider.model, provider.provider_key, fresh.items())
+                self.store.cache_evict(self.max_entries)
+        return fresh
+
+
+def _read_changed(
+    store: Store, files: Sequence[MemoryFile], config: MemoryConfig, report: SyncReport
+) -> list[_PendingFile]:
+    indexed = store.get_files(MEMORY_SOURCE)
+    pending: list[_PendingFile] = []
+    for file in files:
+        row = indexed.get(file.path)
+        if row is not None and row.mtime == file.mtime_ms and row.size == file.size:
+            report.files_unchanged += 1
+            continue
+        try:
+            text, replaced = read_markdown(file.abs_path)
+        except OSError as err:
+            report.skipped.append((file.path, f"unreadable: {err.strerror or err}"))
+            continue
+        if replaced:
+            report.skipped.append((file.path, "not valid UTF-8: undecodable bytes replaced (indexed anyway)"))
+        file_hash = hash_text(text)
+        if row is not None and row.hash == file_hash:
+            with store.transaction():
+                store.upsert_file(FileRow(file.path, MEMORY_SOURCE, file_hash, file.mtime_ms, file.size))
+            report.files_unchanged += 1
+            continue
+        chunks = chunk_markdown(text, config.chunking.tokens, config.chunking.overlap)
+        pending.append(_PendingFile(file, file_hash, chunks))
+    return pending
+
+
+def _windows(pending: Sequence[_PendingFile], max_chunks: int) -> list[list[_PendingFile]]:
+    """Group files so each group carries about max_chunks chunks: one embedding call per group."""
+    groups: list[list[_PendingFile]] = []
+    current: list[_PendingFile] = []
+    count = 0
+    for item in pending:
+        if current and count + len(item.chunks) > max_chunks:
+            groups.append(current)
+            current, count = [], 0
+        current.append(item)
+        count += len(item.chunks)
+    if current:
+        groups.append(current)
+    return groups
+
+
+def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray | None], model: str) -> None:
+    rows = [
+        ChunkRow(
+            id=chunk_id(MEMORY_SOURCE, item.file.path, chunk, model),
+            path=item.file.path,
+            source=MEMORY_SOURCE,
+            start_line=chunk.start_line,
+            end_line=chunk.end_line,
+            hash=chunk.hash,
+            model=model,
+            text=chunk.text,
+            embedding=vector,
+        )
+        for chunk, vector in zip(item.chunks, vectors, strict=True)
+    ]
+    with store.transaction():
+        store.delete_chunks_for(item.file.path, MEMORY_SOURCE)
+        store.insert_chunks(rows)
+        store.upsert_file(FileRow(item.file.path, MEMORY_SOURCE, item.hash, item.file.mtime_ms, item.file.size))
+
+
+def incremental_sync(
+    store: Store,
+    provider: EmbeddingProvider | None,
+    config: MemoryConfig,
+    files: Sequence[MemoryFile],
+    progress: ProgressFn | None = None,
+    reason: str = "manual",
+) -> SyncReport:
+    """Index new and changed files, drop vanished ones, then record the meta."""
+    started = time.perf_counter()
+    report = SyncReport(reason=reason, files_scanned=len(files))
+    vanished = sorted(set(store.get_files(MEMORY_SOURCE)) - {f.path for f in files})
+    for path in vanished:
+        with store.transaction():
+            store.delete_file(path, MEMORY_SOURCE)
+    report.files_deleted = len(vanished)
+
+    pending = _read_changed(store, files, config, report)
+    embedder = Embedder(store, provider, config)
+    model = index_model(provider)
+    if provider is not None and provider.dims is not None:
+        store.ensure_vector_table(provider.dims)
+    done = 0
+    if progress:
+        progress(0, len(pending), "indexing")
+    for group in _windows(pending, EMBED_WINDOW_CHUNKS):
+        vectors = embedder.embed([c for item in group for c in item.chunks])
+        if provider is not None and provider.dims is None and vectors:
+            store.ensure_vector_table(len(vectors[0]))
+        offset = 0
+        for item in group:
+            _write_file(store, item, vectors[offset : offset + len(item.chunks)], model)
+            offset += len(item.chunks)
+            done += 1
+            report.files_indexed += 1
+            report.chunks_indexed += len(item.chunks)
+            if progress:
+                progress(done, len(pending), item.file.path)
+
+    meta = expected_meta(provider, config)
+    if provider is not None and meta["vectorDims"] is None:
+        meta["vectorDims"] = store.vector.dims
+    with store.transaction():
+        store.write_meta(meta)
+    report.texts_embedded = embedder.texts_embedded
+    report.cache_hits = embedder.cache_hits
+    report.embed_seconds = embedder.seconds
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def temp_db_path(db_path: Path) -> Path:
+    return db_path.with_name(f"{db_path.name}.tmp-{uuid.uuid4().hex}")
+
+
+def safe_reindex(
+    db_path: Path,
+    open_store: Callable[[Path], Store],
+    provider: EmbeddingProvider | None,
+    config: MemoryConfig,
+    files: Sequence[MemoryFile],
+    release_live: Callable[[], None],
+    progress: ProgressFn | None = None,
+    reason: str = "manual",
+) -> SyncReport:
+    """Rebuild the whole index in a temp DB (cache seeded from the live one) and swap it in atomically.
+
+    `release_live` closes the caller's connection to the live index just before the swap. On any failure
+    the temp files are removed and the live index is left exactly as it was.
+    """
+    tmp_path = temp_db_path(db_path)
+    tmp_store: Store | None = None
+    try:
+        tmp_store = open_store(tmp_path)
+        tmp_store.copy_cache_from(db_path)
+        report = incremental_sync(tmp_store, provider, config, files, progress, reason)
+        report.full_reindex = True
+        tmp_store.checkpoint()
+        tmp_store.close()
+        tmp_store = None
+        release_live()
+        # The live connection is closed and checkpointed: stale WAL/SHM files must not meet the new file.
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(f"{db_path}{suffix}")
+        os.replace(tmp_path, db_path)
+        return report
+    except BaseException:
+        if tmp_store is not None:
+            tmp_store.close()
+        remove_db_files(tmp_path)
+        raise
+    finally:
+        remove_db_files_leftovers(tmp_path)
+
+
+def remove_db_files_leftovers(tmp_path: Path) -> None:
+    """Remove a temp DB's WAL/SHM companions (the main file is renamed away on success)."""
+    for suffix in ("-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(f"{tmp_path}{suffix}")

@@ -1,0 +1,178 @@
+"""Which files are memory, and safe resolution of the paths agents ask to read.
+
+Memory files are `MEMORY.md`, `memory.md`, `memory/**/*.md` and configured extra paths (files or
+directories, absolute or relative to the workspace). Only `.md` files count, symlinks are never followed
+(neither files nor directories), and files reached twice are deduplicated by real path.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import PathRefusedError
+
+ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
+MEMORY_DIR = "memory"
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A discovered memory file: its workspace-relative POSIX path (as stored and cited) and where it is."""
+
+    path: str
+    abs_path: Path
+    mtime_ms: int
+    size: int
+
+
+def _is_markdown(name: str) -> bool:
+    return name.lower().endswith(".md")
+
+
+def _regular_file_stat(path: Path) -> os.stat_result | None:
+    """lstat of a regular, non-symlink file, else None."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def _walk_markdown(root: Path) -> list[Path]:
+    """All .md regular files under root, never descending into symlinked directories."""
+    found: list[Path] = []
+    try:
+        root_st = root.lstat()
+    except OSError:
+        return found
+    if not stat.S_ISDIR(root_st.st_mode):
+        return found
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        base = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not (base / d).is_symlink())
+        found.extend(base / name for name in sorted(filenames) if _is_markdown(name))
+    return found
+
+
+def display_path(abs_path: Path, workspace: Path) -> str:
+    """Workspace-relative POSIX path; files outside the workspace (extra paths) get a `../` path."""
+    return Path(os.path.relpath(abs_path, workspace)).as_posix()
+
+
+def _candidate_paths(workspace: Path, extra_paths: list[str]) -> list[Path]:
+    candidates = [workspace / name for name in ROOT_MEMORY_FILES]
+    candidates.extend(_walk_markdown(workspace / MEMORY_DIR))
+    for extra in extra_paths:
+        target = resolve_extra_path(workspace, extra)
+        if target.is_symlink():
+            continue
+        if target.is_dir():
+            candidates.extend(_walk_markdown(target))
+        elif _is_markdown(target.name):
+            candidates.append(target)
+    return candidates
+
+
+def resolve_extra_path(workspace: Path, extra: str) -> Path:
+    """An extra path as configured (absolute, ~, or workspace-relative), normalised without resolving links."""
+    raw = Path(os.path.expanduser(extra))
+    joined = raw if raw.is_absolute() else workspace / raw
+    return Path(os.path.normpath(joined))
+
+
+def list_memory_files(workspace: Path, extra_paths: list[str] | None = None) -> list[MemoryFile]:
+    """Discover the memory files of a workspace, sorted by path, symlinks skipped, realpath-deduplicated."""
+    seen: set[str] = set()
+    files: list[MemoryFile] = []
+    for candidate in _candidate_paths(workspace, extra_paths or []):
+        st = _regular_file_stat(candidate)
+        if st is None or not _is_markdown(candidate.name):
+            continue
+        real = os.path.realpath(candidate)
+        if real in seen:
+            continue
+        seen.add(real)
+        files.append(
+            MemoryFile(
+                path=display_path(candidate, workspace),
+                abs_path=candidate,
+                mtime_ms=int(st.st_mtime_ns // 1_000_000),
+                size=st.st_size,
+            )
+        )
+    files.sort(key=lambda f: f.path)
+    return files
+
+
+def _has_symlink_component(path: Path, stop_at: Path) -> bool:
+    """True if path or any parent below stop_at is a symlink."""
+    current = path
+    while True:
+        if current.is_symlink():
+            return True
+        if current == stop_at or current.parent == current:
+            return False
+        current = current.parent
+
+
+def _is_memory_location(abs_path: Path, workspace: Path, extra_paths: list[str]) -> bool:
+    """Is abs_path (normalised, links not resolved) one of the places memory files live?"""
+    if abs_path.parent == workspace and abs_path.name in ROOT_MEMORY_FILES:
+        return True
+    if abs_path.is_relative_to(workspace / MEMORY_DIR):
+        return True
+    for extra in extra_paths:
+        root = resolve_extra_path(workspace, extra)
+        if abs_path == root or abs_path.is_relative_to(root):
+            return True
+    return False
+
+
+def _link_root(abs_path: Path, workspace: Path, extra_paths: list[str]) -> Path:
+    """The directory below which every component must be a real (non-symlink) entry."""
+    if abs_path.is_relative_to(workspace):
+        return workspace
+    for extra in extra_paths:
+        root = resolve_extra_path(workspace, extra)
+        if abs_path == root or abs_path.is_relative_to(root):
+            return root.parent
+    return Path(abs_path.anchor)
+
+
+def resolve_memory_path(workspace: Path, rel_path: str, extra_paths: list[str] | None = None) -> Path:
+    """Map a path an agent asked for onto a memory file, or raise PathRefusedError saying why.
+
+    Accepted: workspace-relative POSIX paths to `.md` files that are memory files (including the `../`
+    paths that search results give for extra paths outside the workspace). Refused: empty, absolute,
+    backslash, NUL or percent-encoded paths, anything outside the memory locations, symlinks anywhere on
+    the way, and non-markdown files.
+    """
+    extras = extra_paths or []
+    raw = (rel_path or "").strip()
+    if not raw:
+        raise PathRefusedError("path is required (e.g. MEMORY.md or memory/2026-01-31.md)")
+    if "\0" in raw:
+        raise PathRefusedError("path refused: contains a NUL byte")
+    if "\\" in raw:
+        raise PathRefusedError(f"path refused: use '/' separators, not '\\': {raw}")
+    if "%" in raw:
+        raise PathRefusedError(f"path refused: percent-encoded paths are not accepted: {raw}")
+    if raw.startswith("/") or raw.startswith("~") or (len(raw) > 1 and raw[1] == ":"):
+        raise PathRefusedError(f"path refused: give a path relative to the workspace, not an absolute one: {raw}")
+    normalized = posixpath.normpath(raw)
+    abs_path = Path(os.path.normpath(workspace / normalized))
+    if not _is_memory_location(abs_path, workspace, extras):
+        raise PathRefusedError(
+            f"path refused: {raw} is not a memory file (allowed: MEMORY.md, memory.md, memory/**/*.md"
+            + (", extra paths" if extras else "")
+            + ")"
+        )
+    if not _is_markdown(abs_path.name):
+        raise PathRefusedError(f"path refused: only .md files can be read: {raw}")
+    if _has_symlink_component(abs_path, _link_root(abs_path, workspace, extras)):
+        raise PathRefusedError(f"path refused: symlinks are not followed: {raw}")
+    return abs_path
