@@ -1,0 +1,104 @@
+"""Shared fixtures: tmp workspaces, settings, and a small deterministic embedding provider for sync tests.
+
+The hashing provider is not a stand-in for meaning (tests about meaning use the real local model); it gives
+sync/store tests vectors that are cheap, deterministic and countable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mdrecall.config import MemoryConfig, Settings, parse_config, resolve_settings
+from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
+from mdrecall.embeddings.factory import ProviderResult
+from mdrecall.manager import MemoryIndex
+
+EXAMPLE_WORKSPACE = Path(__file__).resolve().parent.parent / "examples" / "workspace"
+
+
+class HashingProvider:
+    """Feature-hashed bag of words: texts sharing words get similar unit vectors. Counts its calls."""
+
+    id = "test-hash"
+
+    def __init__(self, model: str = "hash-64", dims: int = 64, fail_after: int | None = None) -> None:
+        self.model = model
+        self._dims = dims
+        self.batch_calls = 0
+        self.texts_embedded = 0
+        self.query_calls = 0
+        self.fail_after = fail_after
+
+    @property
+    def dims(self) -> int:
+        return self._dims
+
+    @property
+    def provider_key(self) -> str:
+        return fingerprint({"provider": self.id, "model": self.model})
+
+    def _vector(self, text: str) -> np.ndarray:
+        vec = np.zeros(self._dims, dtype=np.float32)
+        for word in re.findall(r"\w+", text.lower()):
+            digest = hashlib.sha256(word.encode()).digest()
+            vec[digest[0] % self._dims] += 1.0 if digest[1] % 2 else -1.0
+        return sanitize_and_normalize(vec)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.query_calls += 1
+        return self._vector(text)
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        if self.fail_after is not None and self.batch_calls >= self.fail_after:
+            raise RuntimeError("injected embedding failure")
+        self.batch_calls += 1
+        self.texts_embedded += len(texts)
+        if not texts:
+            return np.zeros((0, self._dims), dtype=np.float32)
+        return np.stack([self._vector(t) for t in texts])
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    write(ws, "MEMORY.md", "# Long-term memory\n\nDana prefers metric units.\nThe deploy fix landed in a828e60.\n")
+    write(ws, "memory/2026-11-02.md", "# 2026-11-02\n\n- Decided to keep memorySearch.query.hybrid at 0.7/0.3.\n")
+    write(ws, "memory/topics/infra.md", "# Infra\n\nThe gateway runs on the Mac Studio in the office closet.\n")
+    return ws
+
+
+@pytest.fixture
+def make_index(tmp_path: Path) -> Callable[..., MemoryIndex]:
+    """Build a MemoryIndex over a workspace with an explicit provider (None = keyword-only)."""
+    opened: list[MemoryIndex] = []
+
+    def factory(
+        ws: Path,
+        provider: object | None = None,
+        config: MemoryConfig | dict | None = None,
+        db_path: Path | None = None,
+    ) -> MemoryIndex:
+        cfg = config if isinstance(config, MemoryConfig) else parse_config(config or {})
+        settings: Settings = resolve_settings(
+            workspace=ws, state_dir=tmp_path / "state", config=cfg, db_path=db_path
+        )
+        index = MemoryIndex(settings, ProviderResult(provider, requested="test"))  # type: ignore[arg-type]
+        opened.append(index)
+        return index
+
+    yield factory
+    for index in opened:
+        index.close()

@@ -1,0 +1,136 @@
+"""Ranking pieces (pure functions) and the search flow over a real index."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from mdrecall.search import bm25_rank_to_score, build_fts_query, candidate_count, merge_hybrid
+from mdrecall.store import SearchRow
+
+from .conftest import HashingProvider, write
+
+
+def test_fts_query_quotes_and_and_joins_unicode_tokens() -> None:
+    assert build_fts_query("hello world") == '"hello" AND "world"'
+    assert build_fts_query("memorySearch.query.hybrid") == '"memorySearch" AND "query" AND "hybrid"'
+    assert build_fts_query("café Zürich 東京 42") == '"café" AND "Zürich" AND "東京" AND "42"'
+    # NFC: a decomposed é becomes the composed one
+    assert build_fts_query("cafe\u0301") == '"caf\u00e9"'
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "!!! ... ---", '"', "()*"])
+def test_fts_query_blank_means_no_keyword_search(blank: str) -> None:
+    assert build_fts_query(blank) is None
+
+
+def test_fts_query_neutralises_fts_syntax() -> None:
+    query = build_fts_query('NEAR(a b) OR c* -d text:e "f')
+    assert query == '"NEAR" AND "a" AND "b" AND "OR" AND "c" AND "d" AND "text" AND "e" AND "f"'
+
+
+def test_bm25_score_follows_spec_for_non_negative_ranks() -> None:
+    assert bm25_rank_to_score(0) == 1.0
+    assert bm25_rank_to_score(1) == 0.5
+    assert bm25_rank_to_score(3) == 0.25
+    assert math.isclose(bm25_rank_to_score(float("nan")), 1 / 1000)
+
+
+def test_bm25_score_keeps_order_for_fts5_negative_ranks() -> None:
+    scores = [bm25_rank_to_score(r) for r in (-12.0, -4.0, -1.0, -0.1)]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0 < s < 1 for s in scores)
+
+
+def test_candidates_are_capped_at_200() -> None:
+    assert candidate_count(6, 4) == 24
+    assert candidate_count(100, 4) == 200
+    assert candidate_count(0, 4) == 1
+
+
+def _row(chunk_id: str, score: float) -> SearchRow:
+    return SearchRow(chunk_id, f"{chunk_id}.md", "memory", 1, 2, f"text {chunk_id}", score)
+
+
+def test_weighted_merge() -> None:
+    vector = [_row("a", 0.9), _row("b", 0.5)]
+    keyword = [_row("b", 0.0), _row("c", 1.0)]  # bm25 ranks: 0 -> 1.0, 1 -> 0.5
+    hits = {h.row.id: h for h in merge_hybrid(vector, keyword, 0.7, 0.3)}
+    assert math.isclose(hits["a"].score, 0.63)
+    assert math.isclose(hits["b"].score, 0.7 * 0.5 + 0.3 * 1.0)
+    assert math.isclose(hits["c"].score, 0.3 * 0.5)
+    ordered = [h.row.id for h in merge_hybrid(vector, keyword, 0.7, 0.3)]
+    assert ordered == ["b", "a", "c"]
+
+
+@pytest.fixture
+def hashed_index(workspace: Path, make_index):
+    index = make_index(workspace, HashingProvider())
+    index.sync()
+    return index
+
+
+def test_exact_identifier_found_by_keyword_side(hashed_index) -> None:
+    response = hashed_index.search("a828e60")
+    assert response.results[0].path == "MEMORY.md"
+    assert response.results[0].text_score > 0
+
+
+def test_results_have_spec_shape_and_limits(workspace: Path, make_index) -> None:
+    for i in range(30):
+        write(workspace, f"memory/n{i}.md", "\n".join(f"espresso machine line {j} " + "x" * 60 for j in range(40)))
+    index = make_index(workspace, HashingProvider())
+    index.sync()
+    response = index.search("espresso machine", min_score=0.0)
+    assert len(response.results) == 6
+    for result in response.results:
+        data = result.to_dict()
+        assert set(data) == {"path", "startLine", "endLine", "score", "snippet", "source"}
+        assert len(data["snippet"]) <= 700 and data["source"] == "memory"
+        assert 1 <= data["startLine"] <= data["endLine"]
+    scores = [r.score for r in response.results]
+    assert scores == sorted(scores, reverse=True)
+    assert len(index.search("espresso machine", max_results=3, min_score=0.0).results) == 3
+
+
+def test_min_score_never_leaves_keyword_hits_silently_empty(hashed_index) -> None:
+    response = hashed_index.search("a828e60", min_score=0.99)
+    assert response.results and response.relaxed
+    assert "minScore" in response.notice
+    none = hashed_index.search("zebra unicorn", min_score=0.99)
+    assert none.results == [] and not none.relaxed
+
+
+def test_vector_search_uses_vec0_knn_not_a_full_scan(hashed_index) -> None:
+    seen: list[str] = []
+
+    def tracer(cursor, sql, bindings) -> bool:
+        seen.append(sql)
+        return True
+
+    hashed_index.store.conn.exec_trace = tracer
+    try:
+        hashed_index.search("gateway closet", mode="vector")
+    finally:
+        hashed_index.store.conn.exec_trace = None
+    assert any("MATCH ? AND k = ?" in sql for sql in seen)
+    assert not any("vec_distance_cosine" in sql for sql in seen)
+
+
+def test_numpy_fallback_gives_same_ranking_as_sqlite_vec(workspace: Path, make_index, tmp_path: Path) -> None:
+    with_vec = make_index(workspace, HashingProvider(), db_path=tmp_path / "a.sqlite")
+    with_vec.sync()
+    without = make_index(
+        workspace, HashingProvider(), config={"store": {"vector": {"enabled": False}}}, db_path=tmp_path / "b.sqlite"
+    )
+    without.sync()
+    assert "numpy" in without.status()["vector"]["mode"]
+    a = [(r.path, round(r.score, 4)) for r in with_vec.search("gateway Mac Studio", mode="vector", min_score=0).results]
+    b = [(r.path, round(r.score, 4)) for r in without.search("gateway Mac Studio", mode="vector", min_score=0).results]
+    assert a == b and a
+
+
+def test_empty_query_returns_nothing(hashed_index) -> None:
+    assert hashed_index.search("   ").results == []
