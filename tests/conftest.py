@@ -92,9 +92,7 @@ def make_index(tmp_path: Path) -> Callable[..., MemoryIndex]:
         db_path: Path | None = None,
     ) -> MemoryIndex:
         cfg = config if isinstance(config, MemoryConfig) else parse_config(config or {})
-        settings: Settings = resolve_settings(
-            workspace=ws, state_dir=tmp_path / "state", config=cfg, db_path=db_path
-        )
+        settings: Settings = resolve_settings(workspace=ws, state_dir=tmp_path / "state", config=cfg, db_path=db_path)
         index = MemoryIndex(settings, ProviderResult(provider, requested="test"))  # type: ignore[arg-type]
         opened.append(index)
         return index

@@ -23,7 +23,16 @@ def test_schema_has_exactly_the_spec_tables_and_indexes(tmp_path: Path) -> None:
         assert objects.get(index) == "index", index
     columns = [r[1] for r in store.conn.execute("PRAGMA table_info(chunks)")]
     assert columns == [
-        "id", "path", "source", "start_line", "end_line", "hash", "model", "text", "embedding", "updated_at"
+        "id",
+        "path",
+        "source",
+        "start_line",
+        "end_line",
+        "hash",
+        "model",
+        "text",
+        "embedding",
+        "updated_at",
     ]
     cache_pk = [r[1] for r in store.conn.execute("PRAGMA table_info(embedding_cache)") if r[5]]
     assert cache_pk == ["provider", "model", "provider_key", "hash"]
@@ -52,7 +61,10 @@ def test_missing_extension_falls_back_to_numpy(tmp_path: Path) -> None:
     assert store.ensure_vector_table(3) is False
     vectors = {"a": [1.0, 0.0, 0.0], "b": [0.0, 1.0, 0.0], "c": [0.7071, 0.7071, 0.0]}
     store.insert_chunks(
-        [ChunkRow(k, f"{k}.md", "memory", 1, 1, k, "m", f"text {k}", np.asarray(v, np.float32)) for k, v in vectors.items()]
+        [
+            ChunkRow(k, f"{k}.md", "memory", 1, 1, k, "m", f"text {k}", np.asarray(v, np.float32))
+            for k, v in vectors.items()
+        ]
     )
     rows = store.vector_search(np.asarray([1.0, 0.1, 0.0], np.float32), "m", ["memory"], 2)
     assert [r.id for r in rows] == ["a", "c"]
@@ -66,7 +78,9 @@ def test_knn_scores_are_cosine_similarities(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     vecs = rng.normal(size=(50, 3)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    store.insert_chunks([ChunkRow(f"c{i}", "x.md", "memory", i + 1, i + 1, f"h{i}", "m", "t", v) for i, v in enumerate(vecs)])
+    store.insert_chunks(
+        [ChunkRow(f"c{i}", "x.md", "memory", i + 1, i + 1, f"h{i}", "m", "t", v) for i, v in enumerate(vecs)]
+    )
     query = vecs[7]
     rows = store.vector_search(query, "m", ["memory"], 5)
     expected = np.argsort(-(vecs @ query))[:5]

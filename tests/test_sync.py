@@ -16,7 +16,9 @@ from .conftest import HashingProvider, write
 
 
 def _chunk_rows(index) -> list[tuple]:
-    return index.store.conn.execute("SELECT id, path, start_line, end_line, hash, model FROM chunks ORDER BY id").fetchall()
+    return index.store.conn.execute(
+        "SELECT id, path, start_line, end_line, hash, model FROM chunks ORDER BY id"
+    ).fetchall()
 
 
 def _stray_temp_files(db_path: Path) -> list[str]:
@@ -127,7 +129,9 @@ def test_forced_reindex_reuses_the_embedding_cache(workspace: Path, make_index) 
     assert report.cache_hits == 3
 
 
-def test_failed_reindex_keeps_the_old_index_and_leaves_no_temp_files(workspace: Path, make_index, tmp_path: Path) -> None:
+def test_failed_reindex_keeps_the_old_index_and_leaves_no_temp_files(
+    workspace: Path, make_index, tmp_path: Path
+) -> None:
     db = tmp_path / "idx.sqlite"
     good = make_index(workspace, HashingProvider(model="hash-a"), db_path=db)
     good.sync()
@@ -140,7 +144,10 @@ def test_failed_reindex_keeps_the_old_index_and_leaves_no_temp_files(workspace: 
     assert _stray_temp_files(db) == []
     broken.close()
     reopened = Store(db)
-    assert reopened.conn.execute("SELECT id, path, start_line, end_line, hash, model FROM chunks ORDER BY id").fetchall() == before
+    assert (
+        reopened.conn.execute("SELECT id, path, start_line, end_line, hash, model FROM chunks ORDER BY id").fetchall()
+        == before
+    )
     assert reopened.read_meta()["model"] == "hash-a"
     reopened.close()
 

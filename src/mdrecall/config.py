@@ -41,9 +41,7 @@ SourceName = Literal["memory", "sessions"]
 class _Section(BaseModel):
     """Base for every config section: camelCase keys, unknown keys rejected, values checked on assignment."""
 
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_assignment=True
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_assignment=True)
 
 
 class BatchConfig(_Section):

@@ -148,8 +148,11 @@ class MemoryIndex:
         """Paths whose file on disk differs (by mtime/size) from its row, plus new and vanished ones."""
         files = {f.path: f for f in self.discover()}
         indexed = self.store.get_files(MEMORY_SOURCE)
-        changed = [p for p, f in files.items() if p not in indexed or (indexed[p].mtime, indexed[p].size) != (
-            f.mtime_ms, f.size)]
+        changed = [
+            p
+            for p, f in files.items()
+            if p not in indexed or (indexed[p].mtime, indexed[p].size) != (f.mtime_ms, f.size)
+        ]
         vanished = [p for p in indexed if p not in files]
         return sorted(changed + vanished)
 

@@ -300,8 +300,16 @@ class Store:
                 "INSERT INTO chunks(id, path, source, start_line, end_line, hash, model, text, "
                 "embedding, updated_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    row.id, row.path, row.source, row.start_line, row.end_line, row.hash, row.model,
-                    row.text, _vector_to_json(row.embedding), stamp,
+                    row.id,
+                    row.path,
+                    row.source,
+                    row.start_line,
+                    row.end_line,
+                    row.hash,
+                    row.model,
+                    row.text,
+                    _vector_to_json(row.embedding),
+                    stamp,
                 ),
             )
             rowid = self.conn.last_insert_rowid()
