@@ -1,0 +1,98 @@
+"""Config file loading, defaults, validation messages, and path resolution."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mdrecall.config import MemoryConfig, load_config_file, parse_config, resolve_settings
+from mdrecall.errors import ConfigError, WorkspaceError
+
+
+def test_defaults_match_the_spec() -> None:
+    cfg = MemoryConfig()
+    assert (cfg.chunking.tokens, cfg.chunking.overlap) == (400, 80)
+    assert (cfg.query.max_results, cfg.query.min_score) == (6, 0.35)
+    assert cfg.query.hybrid.normalized_weights() == (0.7, 0.3)
+    assert cfg.query.hybrid.candidate_multiplier == 4
+    assert cfg.query.snippet_max_chars == 700
+    assert cfg.sync.watch_debounce_ms == 1500
+    assert (cfg.sync.sessions.delta_bytes, cfg.sync.sessions.delta_messages) == (100_000, 50)
+    assert cfg.sources == ["memory"] and cfg.provider == "auto" and cfg.cache.enabled
+
+
+def test_toml_file_with_camel_case_keys(tmp_path: Path) -> None:
+    path = tmp_path / "mdrecall.toml"
+    path.write_text(
+        'provider = "none"\nextraPaths = ["../team"]\n[query]\nmaxResults = 3\n'
+        "[query.hybrid]\nvectorWeight = 2\ntextWeight = 2\n[chunking]\ntokens = 200\noverlap = 40\n"
+    )
+    cfg = load_config_file(path)
+    assert cfg.provider == "none" and cfg.extra_paths == ["../team"]
+    assert cfg.query.max_results == 3
+    assert cfg.query.hybrid.normalized_weights() == (0.5, 0.5)
+    assert (cfg.chunking.tokens, cfg.chunking.overlap) == (200, 40)
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        ({"query": {"maxResult": 3}}, "query.maxResult: unknown key"),
+        ({"query": {"minScore": "high"}}, "query.minScore"),
+        ({"query": {"minScore": 2}}, "query.minScore"),
+        ({"chunking": {"tokens": -5}}, "chunking.tokens"),
+        ({"chunking": {"tokens": 100, "overlap": 100}}, "overlap (100) must be smaller than chunking.tokens"),
+        ({"provider": "cohere"}, "provider"),
+        ({"query": {"hybrid": {"vectorWeight": 0, "textWeight": 0}}}, "cannot both be 0"),
+        ({"sources": []}, "sources"),
+        ({"sources": ["web"]}, "sources.0"),
+    ],
+)
+def test_validation_errors_name_the_key(data: dict, needle: str) -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        parse_config(data, "test.toml")
+    assert needle in str(excinfo.value)
+    assert str(excinfo.value).startswith("invalid config test.toml:")
+
+
+def test_bad_toml_and_missing_file_are_config_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("provider = \n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config_file(bad)
+    with pytest.raises(ConfigError, match="not found"):
+        load_config_file(tmp_path / "nope.toml")
+
+
+def test_state_dir_and_db_path_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.setenv("MDRECALL_STATE_DIR", str(tmp_path / "env-state"))
+    assert resolve_settings(workspace=ws).db_path == tmp_path / "env-state" / "memory" / "main.sqlite"
+    explicit = resolve_settings(workspace=ws, state_dir=tmp_path / "s", agent_id="ops")
+    assert explicit.db_path == tmp_path / "s" / "memory" / "ops.sqlite"
+    assert resolve_settings(workspace=ws, db_path=tmp_path / "x.db").db_path == tmp_path / "x.db"
+    templated = resolve_settings(
+        workspace=ws,
+        state_dir=tmp_path / "s",
+        agent_id="ops",
+        config=parse_config({"store": {"path": "idx/{agentId}.db"}}),
+    )
+    assert templated.db_path == tmp_path / "s" / "idx" / "ops.db"
+    monkeypatch.delenv("MDRECALL_STATE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert resolve_settings(workspace=ws).state_dir == tmp_path / "home" / ".mdrecall"
+
+
+def test_workspace_config_file_is_picked_up(tmp_path: Path) -> None:
+    (tmp_path / "mdrecall.toml").write_text('provider = "none"\n')
+    settings = resolve_settings(workspace=tmp_path, state_dir=tmp_path / "s")
+    assert settings.config.provider == "none" and settings.config_path == tmp_path / "mdrecall.toml"
+
+
+def test_missing_workspace_and_bad_agent(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceError, match="workspace not found"):
+        resolve_settings(workspace=tmp_path / "missing")
+    with pytest.raises(ConfigError, match="agent id"):
+        resolve_settings(workspace=tmp_path, agent_id="../evil")
