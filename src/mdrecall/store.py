@@ -18,6 +18,8 @@ from typing import Any
 import apsw
 import numpy as np
 
+from .fts_text import index_text
+
 META_KEY = "memory_index_meta_v1"
 CACHE_LOOKUP_BATCH = 400
 
@@ -321,7 +323,16 @@ class Store:
                 self.conn.execute(
                     "INSERT INTO chunks_fts(rowid, text, id, path, source, model, start_line, end_line) "
                     "VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
-                    (rowid, row.text, row.id, row.path, row.source, row.model, row.start_line, row.end_line),
+                    (
+                        rowid,
+                        index_text(row.text),
+                        row.id,
+                        row.path,
+                        row.source,
+                        row.model,
+                        row.start_line,
+                        row.end_line,
+                    ),
                 )
 
     def counts(self) -> dict[str, dict[str, int]]:
@@ -424,8 +435,10 @@ class Store:
             return []
         marks = ",".join("?" * len(sources))
         sql = (
-            "SELECT id, path, source, start_line, end_line, text, bm25(chunks_fts) AS rank FROM chunks_fts "
-            f"WHERE chunks_fts MATCH ? AND model = ? AND source IN ({marks}) ORDER BY rank ASC LIMIT ?"
+            "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, bm25(chunks_fts) AS rank "
+            "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? AND chunks_fts.model = ? AND chunks_fts.source IN ({marks}) "
+            "ORDER BY rank ASC LIMIT ?"
         )
         rows = self.conn.execute(sql, (fts_query, model, *sources, limit))
         return [SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(r[6])) for r in rows]
