@@ -11,12 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import apsw
+
 from .config import Settings
 from .embeddings.base import EmbeddingProvider
 from .embeddings.factory import ProviderResult, create_provider
 from .errors import IndexBusyError, MdrecallError, PathRefusedError
 from .search import SearchMode, SearchResponse, run_search
-from .store import Store
+from .store import Store, StoreCorruptError, remove_db_files
 from .sync import (
     MEMORY_SOURCE,
     ProgressFn,
@@ -52,6 +54,7 @@ class MemoryIndex:
         self._sync_lock = threading.Lock()
         self._store: Store | None = None
         self.last_sync: SyncReport | None = None
+        self.recovery: str | None = None
 
     # -- wiring ------------------------------------------------------------------------------------
 
@@ -72,8 +75,26 @@ class MemoryIndex:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = self._open_store(self.db_path)
+            try:
+                self._store = self._open_store(self.db_path)
+            except StoreCorruptError as err:
+                self._discard_index(str(err))
+                self._store = self._open_store(self.db_path)
         return self._store
+
+    def _discard_index(self, reason: str) -> None:
+        """Throw away an unusable index file; the markdown is the source of truth and the next sync rebuilds."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        remove_db_files(self.db_path)
+        self.recovery = f"{reason}; index rebuilt from the markdown files"
+
+    def _remove_stale_temp_files(self) -> None:
+        """Temp DBs of a reindex that was killed before its swap (only called while holding the sync lock)."""
+        for leftover in self.db_path.parent.glob(f"{self.db_path.name}.tmp-*"):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
 
     def _release_store(self) -> None:
         if self._store is not None:
@@ -118,31 +139,47 @@ class MemoryIndex:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def full_reindex_reason(self) -> str | None:
-        return full_reindex_reason(self.store.read_meta(), expected_meta(self.provider, self.config))
+        stored = self.store.read_meta()
+        reason = full_reindex_reason(stored, expected_meta(self.provider, self.config))
+        if reason is None and self.provider is not None and stored is not None:
+            if bool(stored.get("vectorTable")) != self.store.vector.available:
+                reason = "sqlite-vec availability changed"
+        return reason
 
     def sync(self, force: bool = False, reason: str = "manual", progress: ProgressFn | None = None) -> SyncReport:
-        """Bring the index up to date; a full, swapped-in rebuild when forced or when the meta changed."""
+        """Bring the index up to date; a full, swapped-in rebuild when forced or when the meta changed.
+
+        A corrupt index found on the way is discarded and rebuilt from the markdown, once.
+        """
         with self._sync_lock, self._process_lock():
-            files = self.discover()
-            why = "forced" if force else self.full_reindex_reason()
-            if why is None:
-                report = incremental_sync(self.store, self.provider, self.config, files, progress, reason)
-            else:
-                report = safe_reindex(
-                    self.db_path,
-                    self._open_store,
-                    self.provider,
-                    self.config,
-                    files,
-                    release_live=self._release_store,
-                    progress=progress,
-                    reason=reason,
-                )
-                report.full_reason = why
-            self.last_sync = report
-            with self.store.transaction():
-                self.store.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
-            return report
+            self._remove_stale_temp_files()
+            try:
+                return self._sync_locked(force, reason, progress)
+            except (apsw.CorruptError, apsw.NotADBError, StoreCorruptError) as err:
+                self._discard_index(f"index file is corrupt: {err}")
+                return self._sync_locked(True, reason, progress)
+
+    def _sync_locked(self, force: bool, reason: str, progress: ProgressFn | None) -> SyncReport:
+        files = self.discover()
+        why = "forced" if force else self.full_reindex_reason()
+        if why is None:
+            report = incremental_sync(self.store, self.provider, self.config, files, progress, reason)
+        else:
+            report = safe_reindex(
+                self.db_path,
+                self._open_store,
+                self.provider,
+                self.config,
+                files,
+                release_live=self._release_store,
+                progress=progress,
+                reason=reason,
+            )
+            report.full_reason = why
+        self.last_sync = report
+        with self.store.transaction():
+            self.store.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
+        return report
 
     def dirty_files(self) -> list[str]:
         """Paths whose file on disk differs (by mtime/size) from its row, plus new and vanished ones."""
@@ -173,6 +210,17 @@ class MemoryIndex:
         max_results: int | None = None,
         min_score: float | None = None,
         mode: SearchMode = "hybrid",
+    ) -> SearchResponse:
+        try:
+            return self._search(query, max_results, min_score, mode)
+        except (apsw.CorruptError, apsw.NotADBError) as err:
+            with self._sync_lock:
+                self._discard_index(f"index file is corrupt: {err}")
+            self.sync(force=True, reason="recovery")
+            return self._search(query, max_results, min_score, mode)
+
+    def _search(
+        self, query: str, max_results: int | None, min_score: float | None, mode: SearchMode
     ) -> SearchResponse:
         return run_search(
             self.store,
@@ -254,6 +302,8 @@ class MemoryIndex:
             out["providerUnavailable"] = result.unavailable_reason
         if result.fallback_from:
             out["fallback"] = {"from": result.fallback_from, "reason": result.fallback_reason}
+        if self.recovery:
+            out["recovered"] = self.recovery
         last = store.read_meta_value("last_sync")
         if last:
             out["lastSync"] = json.loads(last)

@@ -21,6 +21,13 @@ import numpy as np
 from .fts_text import index_text
 
 META_KEY = "memory_index_meta_v1"
+SCHEMA_VERSION = 1
+EXPECTED_COLUMNS = {
+    "meta": ("key", "value"),
+    "files": ("path", "source", "hash", "mtime", "size"),
+    "chunks": ("id", "path", "source", "start_line", "end_line", "hash", "model", "text", "embedding", "updated_at"),
+    "embedding_cache": ("provider", "model", "provider_key", "hash", "embedding", "dims", "updated_at"),
+}
 CACHE_LOOKUP_BATCH = 400
 
 SCHEMA = """
@@ -73,6 +80,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
   end_line UNINDEXED
 );
 """
+
+
+class StoreCorruptError(Exception):
+    """The index file cannot be used as it is (corrupt, truncated, foreign schema): rebuild it."""
 
 
 def now_ms() -> int:
@@ -159,15 +170,41 @@ class Store:
     def __init__(self, path: Path, vector_enabled: bool = True, extension_path: str | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = apsw.Connection(str(self.path))
-        self.conn.set_busy_timeout(30_000)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute(SCHEMA)
+        try:
+            self.conn = apsw.Connection(str(self.path))
+        except apsw.Error as err:
+            raise StoreCorruptError(f"cannot open index file: {err}") from err
+        try:
+            self.conn.set_busy_timeout(30_000)
+            self._check_schema_version()
+            self._check_columns()
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute(SCHEMA)
+            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except (apsw.CorruptError, apsw.NotADBError, apsw.SQLError) as err:
+            self.close()
+            raise StoreCorruptError(f"index file is corrupt: {err}") from err
+        except StoreCorruptError:
+            self.close()
+            raise
         self.fts = self._ensure_fts()
         self.vector = self._load_vector_extension(vector_enabled, extension_path)
         if self.vector.available:
             self.vector.dims = self._vec_table_dims()
+
+    def _check_schema_version(self) -> None:
+        """Refuse files written by an unknown schema version (the caller rebuilds them from markdown)."""
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, SCHEMA_VERSION):
+            raise StoreCorruptError(f"index schema version {version} is not supported (expected {SCHEMA_VERSION})")
+
+    def _check_columns(self) -> None:
+        """Tables that exist with other columns (another tool's file, an old layout) are not ours."""
+        for table, expected in EXPECTED_COLUMNS.items():
+            columns = tuple(r[1] for r in self.conn.execute(f"PRAGMA table_info({table})"))
+            if columns and columns != expected:
+                raise StoreCorruptError(f"table {table} has columns {columns}, expected {expected}")
 
     # -- setup -------------------------------------------------------------------------------------
 

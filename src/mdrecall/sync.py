@@ -34,6 +34,9 @@ ProgressFn = Callable[[int, int, str], None]
 FTS_ONLY_MODEL = "fts-only"
 MEMORY_SOURCE = "memory"
 EMBED_WINDOW_CHUNKS = 256
+MAX_FILE_BYTES = 20_000_000
+BINARY_SNIFF_BYTES = 8192
+SKIPPED_HASH_PREFIX = "skipped:"
 
 
 @dataclass
@@ -106,13 +109,25 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
     return None
 
 
-def read_markdown(path: Path) -> tuple[str, bool]:
-    """File text decoded as UTF-8, with undecodable bytes replaced; the flag says whether any were."""
-    raw = path.read_bytes()
+def decode_markdown(raw: bytes) -> tuple[str, bool]:
+    """File bytes decoded as UTF-8, undecodable bytes replaced; the flag says whether any were."""
     try:
         return raw.decode("utf-8"), False
     except UnicodeDecodeError:
         return raw.decode("utf-8", errors="replace"), True
+
+
+def read_markdown(path: Path) -> tuple[str, bool]:
+    return decode_markdown(path.read_bytes())
+
+
+def skip_reason(size: int, head: bytes) -> str | None:
+    """Why a file is not indexed at all (recorded so it is not retried until it changes), or None."""
+    if size > MAX_FILE_BYTES:
+        return f"too large to index ({size / 1e6:.1f} MB > {MAX_FILE_BYTES / 1e6:.0f} MB limit)"
+    if b"\0" in head[:BINARY_SNIFF_BYTES]:
+        return "binary content (NUL bytes), not markdown"
+    return None
 
 
 def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
@@ -187,10 +202,17 @@ def _read_changed(
             report.files_unchanged += 1
             continue
         try:
-            text, replaced = read_markdown(file.abs_path)
+            reason = skip_reason(file.size, b"")
+            raw = b"" if reason else file.abs_path.read_bytes()
         except OSError as err:
             report.skipped.append((file.path, f"unreadable: {err.strerror or err}"))
             continue
+        reason = reason or skip_reason(len(raw), raw)
+        if reason:
+            _record_skipped(store, file, reason)
+            report.skipped.append((file.path, reason))
+            continue
+        text, replaced = decode_markdown(raw)
         if replaced:
             report.skipped.append((file.path, "not valid UTF-8: undecodable bytes replaced (indexed anyway)"))
         file_hash = hash_text(text)
@@ -202,6 +224,13 @@ def _read_changed(
         chunks = chunk_markdown(text, config.chunking.tokens, config.chunking.overlap)
         pending.append(_PendingFile(file, file_hash, chunks))
     return pending
+
+
+def _record_skipped(store: Store, file: MemoryFile, reason: str) -> None:
+    """Keep a row for a skipped file (no chunks) so it counts as indexed until it changes."""
+    with store.transaction():
+        store.delete_chunks_for(file.path, MEMORY_SOURCE)
+        store.upsert_file(FileRow(file.path, MEMORY_SOURCE, SKIPPED_HASH_PREFIX + reason, file.mtime_ms, file.size))
 
 
 def _windows(pending: Sequence[_PendingFile], max_chunks: int) -> list[list[_PendingFile]]:
@@ -283,6 +312,7 @@ def incremental_sync(
     meta = expected_meta(provider, config)
     if provider is not None and meta["vectorDims"] is None:
         meta["vectorDims"] = store.vector.dims
+    meta["vectorTable"] = provider is not None and store.vector.available
     with store.transaction():
         store.write_meta(meta)
     report.texts_embedded = embedder.texts_embedded

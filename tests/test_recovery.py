@@ -1,0 +1,104 @@
+"""Self-healing: corrupt, truncated or foreign index files are rebuilt from the markdown; hostile files skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import pytest
+
+from mdrecall import sync as sync_module
+
+from .conftest import HashingProvider, write
+
+
+def _build(make_index, workspace: Path, db: Path, provider=None):
+    index = make_index(workspace, provider if provider is not None else HashingProvider(), db_path=db)
+    index.sync()
+    return index
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty-header"])
+def test_damaged_index_is_rebuilt_from_markdown(workspace: Path, make_index, tmp_path: Path, damage: str) -> None:
+    db = tmp_path / "idx.sqlite"
+    first = _build(make_index, workspace, db)
+    first.close()
+    data = db.read_bytes()
+    if damage == "garbage":
+        db.write_bytes(b"this is not a database at all" * 100)
+    elif damage == "truncated":
+        db.write_bytes(data[: len(data) // 3])
+    else:
+        db.write_bytes(b"\0" * 100 + data[100:])
+    markdown_before = {p: p.read_bytes() for p in workspace.rglob("*.md")}
+    index = make_index(workspace, HashingProvider(), db_path=db)
+    index.ensure_fresh()
+    assert index.search("a828e60").results[0].path == "MEMORY.md"
+    status = index.status()
+    assert status["files"] == 3 and status["dirty"] is False
+    assert "rebuilt" in (index.recovery or "")
+    assert {p: p.read_bytes() for p in workspace.rglob("*.md")} == markdown_before
+
+
+def test_unknown_schema_version_is_rebuilt(workspace: Path, make_index, tmp_path: Path) -> None:
+    db = tmp_path / "idx.sqlite"
+    _build(make_index, workspace, db).close()
+    conn = apsw.Connection(str(db))
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    index = make_index(workspace, HashingProvider(), db_path=db)
+    assert "schema version 99" in index.status()["recovered"]
+    index.sync()
+    assert index.store.counts()["memory"]["files"] == 3
+
+
+def test_foreign_schema_is_rebuilt(workspace: Path, make_index, tmp_path: Path) -> None:
+    db = tmp_path / "idx.sqlite"
+    conn = apsw.Connection(str(db))
+    conn.execute("CREATE TABLE chunks (id TEXT, body TEXT)")
+    conn.close()
+    index = make_index(workspace, HashingProvider(), db_path=db)
+    index.sync()
+    assert "table chunks" in index.recovery
+    assert index.search("a828e60").results
+
+
+def test_stale_temp_files_of_a_killed_reindex_are_removed(workspace: Path, make_index, tmp_path: Path) -> None:
+    db = tmp_path / "idx.sqlite"
+    index = _build(make_index, workspace, db)
+    for name in ("idx.sqlite.tmp-dead", "idx.sqlite.tmp-dead-wal", "idx.sqlite.tmp-dead-shm"):
+        (tmp_path / name).write_bytes(b"x")
+    index.sync()
+    assert not list(tmp_path.glob("idx.sqlite.tmp-*"))
+
+
+def test_losing_sqlite_vec_switches_to_numpy_and_reindexes(workspace: Path, make_index, tmp_path: Path) -> None:
+    db = tmp_path / "idx.sqlite"
+    _build(make_index, workspace, db).close()
+    broken = {"store": {"vector": {"extensionPath": str(tmp_path / "missing-vec0.so")}}}
+    index = make_index(workspace, HashingProvider(), config=broken, db_path=db)
+    status = index.status()
+    assert status["vector"]["available"] is False and "numpy" in status["vector"]["mode"]
+    assert status["vector"]["loadError"]
+    assert index.full_reindex_reason() == "sqlite-vec availability changed"
+    index.sync()
+    hits = index.search("gateway Mac Studio closet", mode="vector", min_score=0).results
+    assert hits and hits[0].path == "memory/topics/infra.md"
+
+
+def test_binary_and_oversized_files_are_skipped_with_a_reason(
+    workspace: Path, make_index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workspace / "memory" / "blob.md").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0binary")
+    write(workspace, "memory/huge.md", "word " * 5000)
+    write(workspace, "memory/empty.md", "")
+    monkeypatch.setattr(sync_module, "MAX_FILE_BYTES", 10_000)
+    index = make_index(workspace, HashingProvider())
+    report = index.sync()
+    reasons = dict(report.skipped)
+    assert "binary" in reasons["memory/blob.md"]
+    assert "too large" in reasons["memory/huge.md"]
+    assert report.files_indexed == 4  # the three normal files and the empty one (no chunks)
+    assert not index.is_dirty(), "skipped files are recorded, so they are not retried until they change"
+    again = index.sync()
+    assert again.skipped == [] and again.files_unchanged == 6
