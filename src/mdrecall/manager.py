@@ -141,9 +141,9 @@ class MemoryIndex:
     def full_reindex_reason(self) -> str | None:
         stored = self.store.read_meta()
         reason = full_reindex_reason(stored, expected_meta(self.provider, self.config))
-        if reason is None and self.provider is not None and stored is not None:
-            if bool(stored.get("vectorTable")) != self.store.vector.available:
-                reason = "sqlite-vec availability changed"
+        vector_changed = stored is not None and bool(stored.get("vectorTable")) != self.store.vector.available
+        if reason is None and self.provider is not None and vector_changed:
+            reason = "sqlite-vec availability changed"
         return reason
 
     def sync(self, force: bool = False, reason: str = "manual", progress: ProgressFn | None = None) -> SyncReport:
