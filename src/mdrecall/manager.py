@@ -219,9 +219,26 @@ class MemoryIndex:
             self.sync(force=True, reason="recovery")
             return self._search(query, max_results, min_score, mode)
 
+    def effective_min_score(self, explicit: float | None = None) -> tuple[float, str]:
+        """The minimum score in force and where it comes from.
+
+        The spec's 0.35 is calibrated for large remote models. A provider may recommend its own floor
+        (small local models give lower cosines for the same relevance); an explicit argument or a
+        `query.minScore` in the config always wins.
+        """
+        if explicit is not None:
+            return explicit, "argument"
+        if "min_score" in self.config.query.model_fields_set:
+            return self.config.query.min_score, "config"
+        recommended = getattr(self.provider, "recommended_min_score", None)
+        if recommended is not None:
+            return float(recommended), "model default"
+        return self.config.query.min_score, "default"
+
     def _search(
         self, query: str, max_results: int | None, min_score: float | None, mode: SearchMode
     ) -> SearchResponse:
+        min_score, _ = self.effective_min_score(min_score)
         return run_search(
             self.store,
             self.provider,
@@ -302,6 +319,13 @@ class MemoryIndex:
             out["providerUnavailable"] = result.unavailable_reason
         if result.fallback_from:
             out["fallback"] = {"from": result.fallback_from, "reason": result.fallback_reason}
+        min_score, min_score_source = self.effective_min_score()
+        out["query"] = {
+            "maxResults": self.config.query.max_results,
+            "minScore": min_score,
+            "minScoreSource": min_score_source,
+            "hybrid": self.config.query.hybrid.enabled,
+        }
         if self.recovery:
             out["recovered"] = self.recovery
         last = store.read_meta_value("last_sync")
