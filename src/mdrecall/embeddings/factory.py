@@ -18,13 +18,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..config import MemoryConfig
 from ..errors import EmbeddingError
 from .base import EmbeddingProvider
+
+if TYPE_CHECKING:
+    from .remote import RemoteOptions
 
 AUTO_REMOTE_ORDER = ("openai", "gemini", "voyage")
 _REMOTE_NAMES = frozenset(AUTO_REMOTE_ORDER)
@@ -77,7 +80,7 @@ def create_remote_provider(
     *,
     use_remote: bool = True,
     model: str | None = None,
-    options: Any = None,
+    options: RemoteOptions | None = None,
 ) -> EmbeddingProvider:
     """Build an OpenAI/Gemini/Voyage provider from the config.
 
@@ -116,7 +119,12 @@ def _remote_class(name: str) -> type:
 
 
 def _create_named(
-    name: str, config: MemoryConfig, *, primary: bool = True, remote_applies: bool = True, options: Any = None
+    name: str,
+    config: MemoryConfig,
+    *,
+    primary: bool = True,
+    remote_applies: bool = True,
+    options: RemoteOptions | None = None,
 ) -> EmbeddingProvider:
     if name == "local":
         return _create_local(config, primary=primary)
@@ -316,7 +324,9 @@ _NOTHING_AVAILABLE = (
 )
 
 
-def _auto_select(config: MemoryConfig, options: Any) -> tuple[EmbeddingProvider | None, str | None, list[str]]:
+def _auto_select(
+    config: MemoryConfig, options: RemoteOptions | None
+) -> tuple[EmbeddingProvider | None, str | None, list[str]]:
     """First usable provider of local → openai → gemini → voyage, and why the others were skipped."""
     problems: list[str] = []
     if _local_available(config):
@@ -334,7 +344,9 @@ def _auto_select(config: MemoryConfig, options: Any) -> tuple[EmbeddingProvider 
     return None, None, problems
 
 
-def _wrap_fallback(provider: EmbeddingProvider, name: str, config: MemoryConfig, options: Any) -> EmbeddingProvider:
+def _wrap_fallback(
+    provider: EmbeddingProvider, name: str, config: MemoryConfig, options: RemoteOptions | None
+) -> EmbeddingProvider:
     fallback = config.fallback
     if fallback == "none" or fallback == name:
         return provider
@@ -362,7 +374,9 @@ def _finish(result: ProviderResult, probe: bool) -> ProviderResult:
     return result
 
 
-def create_provider(config: MemoryConfig, *, probe: bool = False, options: Any = None) -> ProviderResult:
+def create_provider(
+    config: MemoryConfig, *, probe: bool = False, options: RemoteOptions | None = None
+) -> ProviderResult:
     """Resolve the configured provider; on failure try the fallback; never raise for 'nothing available'.
 
     `probe=True` embeds a tiny text right away (for indexing and `status --deep`), so a failing primary
@@ -381,7 +395,7 @@ def create_provider(config: MemoryConfig, *, probe: bool = False, options: Any =
     return _finish(ProviderResult(_wrap_fallback(primary, requested, config, options), requested), probe)
 
 
-def _create_auto(config: MemoryConfig, options: Any) -> ProviderResult:
+def _create_auto(config: MemoryConfig, options: RemoteOptions | None) -> ProviderResult:
     provider, name, problems = _auto_select(config, options)
     if provider is not None and name is not None:
         return ProviderResult(_wrap_fallback(provider, name, config, options), "auto")
@@ -394,7 +408,9 @@ def _create_auto(config: MemoryConfig, options: Any) -> ProviderResult:
     return result
 
 
-def _create_fallback(config: MemoryConfig, requested: str, reason: str, options: Any) -> ProviderResult:
+def _create_fallback(
+    config: MemoryConfig, requested: str, reason: str, options: RemoteOptions | None
+) -> ProviderResult:
     """The primary could not be built: build the fallback instead (or report both failures)."""
     fallback = config.fallback
     if fallback == "none" or fallback == requested:
