@@ -104,6 +104,10 @@ class MemoryIndex:
 
     def close(self) -> None:
         self._release_store()
+        provider = self._provider_result.provider if self._provider_result else None
+        close_provider = getattr(provider, "close", None)
+        if callable(close_provider):
+            close_provider()
 
     def __enter__(self) -> MemoryIndex:
         return self
@@ -317,8 +321,14 @@ class MemoryIndex:
             out["vector"]["loadError"] = store.vector.load_error
         if result.unavailable_reason:
             out["providerUnavailable"] = result.unavailable_reason
-        if result.fallback_from:
-            out["fallback"] = {"from": result.fallback_from, "reason": result.fallback_reason}
+        fallback_from = result.fallback_from or getattr(provider, "fallback_from", None)
+        if fallback_from:
+            reason = result.fallback_reason or getattr(provider, "fallback_reason", None)
+            out["fallback"] = {"from": fallback_from, "reason": reason}
+        batch_status = getattr(provider, "batch_status", None)
+        batch = batch_status() if callable(batch_status) else None
+        if batch:
+            out["batch"] = batch
         min_score, min_score_source = self.effective_min_score()
         out["query"] = {
             "maxResults": self.config.query.max_results,
@@ -351,12 +361,13 @@ class MemoryIndex:
         else:
             started = time.perf_counter()
             try:
-                vector = provider.embed_query("mdrecall status probe")
-                probe["embeddings"] = {
-                    "ok": True,
-                    "dims": int(len(vector)),
-                    "ms": round((time.perf_counter() - started) * 1000, 1),
-                }
+                remote_probe = getattr(provider, "probe", None)
+                if callable(remote_probe):
+                    probe["embeddings"] = dict(remote_probe())
+                else:
+                    vector = provider.embed_query("mdrecall status probe")
+                    probe["embeddings"] = {"ok": True, "dims": int(len(vector))}
+                probe["embeddings"]["ms"] = round((time.perf_counter() - started) * 1000, 1)
             except Exception as err:  # a probe reports any failure instead of raising
                 probe["embeddings"] = {"ok": False, "error": str(err)}
         try:

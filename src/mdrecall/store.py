@@ -353,6 +353,8 @@ class Store:
             )
             rowid = self.conn.last_insert_rowid()
             if row.embedding is not None and self.vector.available and self.vector.dims == len(row.embedding):
+                # an orphan vector row (e.g. left by a crash between tables) must not block the insert
+                self.conn.execute("DELETE FROM chunks_vec WHERE id = ?", (row.id,))
                 self.conn.execute(
                     "INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (row.id, vector_to_blob(row.embedding))
                 )
