@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .config import resolve_settings
+from .config import Settings, resolve_settings
 from .errors import MdrecallError
 from .manager import MemoryIndex
 from .sync import SyncReport
@@ -38,6 +38,7 @@ class GlobalOptions:
     state_dir: Path | None
     config: Path | None
     db: Path | None
+    openclaw: bool = False
 
 
 def _fail(message: str) -> None:
@@ -55,20 +56,40 @@ def main_options(
     ),
     config: Path = typer.Option(None, "--config", "-c", help="Config file (default: <workspace>/mdrecall.toml)."),
     db: Path = typer.Option(None, "--db", help="Index file (overrides <state dir>/memory/<agent>.sqlite)."),
+    openclaw: bool = typer.Option(
+        False, "--openclaw", help="Use an OpenClaw install: its JSON5 config, workspace and ~/.openclaw layout."
+    ),
 ) -> None:
-    ctx.obj = GlobalOptions(workspace, agent, state_dir, config, db)
+    ctx.obj = GlobalOptions(workspace, agent, state_dir, config, db, openclaw)
 
 
-def _open(ctx: typer.Context) -> MemoryIndex:
+def _settings(ctx: typer.Context) -> Settings:
+    """Settings from the global options: mdrecall's own layout, or OpenClaw's with --openclaw."""
     opts: GlobalOptions = ctx.obj
-    settings = resolve_settings(
+    if opts.openclaw:
+        from .openclaw import resolve_openclaw_settings
+
+        settings, warnings = resolve_openclaw_settings(
+            agent_id=opts.agent,
+            workspace=opts.workspace,
+            config_path=opts.config,
+            state_dir=opts.state_dir,
+            db_path=opts.db,
+        )
+        for warning in warnings:
+            err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        return settings
+    return resolve_settings(
         workspace=opts.workspace,
         agent_id=opts.agent,
         state_dir=opts.state_dir,
         config_path=opts.config,
         db_path=opts.db,
     )
-    return MemoryIndex(settings)
+
+
+def _open(ctx: typer.Context) -> MemoryIndex:
+    return MemoryIndex(_settings(ctx))
 
 
 def _sync_with_progress(index: MemoryIndex, force: bool, reason: str, quiet: bool) -> SyncReport:
@@ -252,6 +273,29 @@ def status(
             out.print(_status_table(info))
 
     _run(ctx, body)
+
+
+@app.command()
+def mcp(
+    ctx: typer.Context,
+    http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."),
+    host: str = typer.Option("127.0.0.1", "--host", help="HTTP address (loopback by default)."),
+    port: int = typer.Option(8765, "--port", help="HTTP port."),
+    token: str = typer.Option(None, "--token", envvar="MDRECALL_MCP_TOKEN", help="Bearer token for HTTP."),
+) -> None:
+    """Serve memory_search / memory_get / memory_status over the Model Context Protocol (stdio by default)."""
+    try:
+        from .mcp_server import run_http, run_stdio
+    except ImportError as exc:
+        _fail(f"the MCP server needs the 'mcp' package: pip install 'mdrecall[mcp]' ({exc})")
+    try:
+        settings = _settings(ctx)
+        if http:
+            run_http(settings, host=host, port=port, token=token)
+        else:
+            run_stdio(settings)
+    except MdrecallError as exc:
+        _fail(str(exc))
 
 
 def main() -> None:

@@ -1,0 +1,233 @@
+"""An MCP server exposing `memory_search`, `memory_get` and `memory_status` over stdio (or local HTTP).
+
+Built on the official SDK's low-level `Server` (mcp >= 2) rather than `MCPServer`: `MCPServer` derives
+input schemas from Python signatures, which cannot express the spec's `from` argument (a Python keyword)
+or our camelCase names; the low-level server publishes exactly the schemas of `mdrecall.tools`, so MCP
+clients and in-process agents see the same tools.
+
+    python -m mdrecall.mcp_server --workspace DIR --state-dir DIR [--agent ID] [--config FILE]
+    python -m mdrecall.mcp_server ... --http [--host 127.0.0.1] [--port 8765] [--token T]
+
+HTTP (streamable HTTP at `/mcp`) requires `Authorization: Bearer <token>` on every request; requests
+without it, or with another token, get 401. Without `--token` (or $MDRECALL_MCP_TOKEN) a random token is
+generated and printed on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import json
+import os
+import secrets
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp.types as mcp_types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from . import __version__
+from .config import Settings, resolve_settings
+from .errors import MdrecallError
+from .manager import MemoryIndex
+from .tools import MEMORY_GET, MEMORY_SEARCH, MEMORY_STATUS, MemoryTools
+
+SERVER_NAME = "mdrecall"
+DEFAULT_HTTP_HOST = "127.0.0.1"
+DEFAULT_HTTP_PORT = 8765
+TOKEN_ENV = "MDRECALL_MCP_TOKEN"
+READ_ONLY = mcp_types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+
+
+def _tool_list(tools: MemoryTools) -> list[mcp_types.Tool]:
+    """MCP tool descriptors built from the same definitions an in-process agent gets."""
+    return [
+        mcp_types.Tool(
+            name=spec["name"],
+            description=spec["description"],
+            input_schema=spec["parameters"],
+            annotations=READ_ONLY,
+        )
+        for spec in tools.definitions(style="plain")
+    ]
+
+
+def build_server(tools: MemoryTools) -> Server[Any]:
+    """A low-level MCP server whose tool calls go to `tools.call` (run in a worker thread: it blocks)."""
+
+    async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
+        return mcp_types.ListToolsResult(tools=_tool_list(tools))
+
+    async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        result = await anyio.to_thread.run_sync(tools.call, params.name, arguments)
+        known = params.name in (MEMORY_SEARCH, MEMORY_GET, MEMORY_STATUS)
+        return mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+            structured_content=result,
+            is_error=not known,
+        )
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        for spec in tools.definitions(style="plain"):
+            if spec["name"] == name:
+                return spec["parameters"]
+        return None
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=tools.prompt_section() or None,
+        get_tool_input_schema=input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _open_tools(settings: Settings) -> tuple[MemoryIndex, MemoryTools]:
+    index = MemoryIndex(settings)
+    return index, MemoryTools(index, include_status=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# stdio
+# ---------------------------------------------------------------------------------------------------------
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def run_stdio(settings: Settings) -> None:
+    """Serve the memory tools on stdin/stdout until the client disconnects."""
+    index, tools = _open_tools(settings)
+    try:
+        anyio.run(serve_stdio, build_server(tools))
+    finally:
+        index.close()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# streamable HTTP with a bearer token
+# ---------------------------------------------------------------------------------------------------------
+
+
+class BearerTokenMiddleware:
+    """Reject every HTTP request whose `Authorization` header is not `Bearer <token>` (401)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        if not token:
+            raise ValueError("a non-empty bearer token is required")
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan events carry no credentials
+            await self.app(scope, receive, send)
+            return
+        supplied = dict(scope.get("headers") or []).get(b"authorization", b"")
+        if not hmac.compare_digest(supplied, self._expected):
+            response = JSONResponse(
+                {"error": "unauthorized", "detail": "send Authorization: Bearer <token>"},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="mdrecall"'},
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def build_http_app(tools: MemoryTools, token: str, host: str = DEFAULT_HTTP_HOST) -> ASGIApp:
+    """The SDK's streamable-HTTP app at `/mcp`, behind the bearer-token check."""
+    server = build_server(tools)
+    return BearerTokenMiddleware(server.streamable_http_app(host=host), token)
+
+
+def run_http(
+    settings: Settings, host: str = DEFAULT_HTTP_HOST, port: int = DEFAULT_HTTP_PORT, token: str | None = None
+) -> None:
+    """Serve streamable HTTP on host:port (default 127.0.0.1); generates and prints a token if none given."""
+    import uvicorn
+
+    if not token:
+        token = secrets.token_urlsafe(24)
+        print(f"mdrecall MCP token: {token}", file=sys.stderr, flush=True)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: serving memory on {host}, not only this machine", file=sys.stderr, flush=True)
+    index, tools = _open_tools(settings)
+    try:
+        app = build_http_app(tools, token, host)
+        print(f"mdrecall MCP server on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        index.close()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m mdrecall.mcp_server", description=__doc__.splitlines()[0])
+    parser.add_argument("--workspace", "-w", help="workspace folder (default: current dir)")
+    parser.add_argument("--state-dir", help="state dir (default: $MDRECALL_STATE_DIR or ~/.mdrecall)")
+    parser.add_argument("--agent", "-a", help="agent id (default: main)")
+    parser.add_argument("--config", "-c", help="config file (default: <workspace>/mdrecall.toml)")
+    parser.add_argument("--db", help="index file (overrides <state dir>/memory/<agent>.sqlite)")
+    parser.add_argument("--openclaw", action="store_true", help="read settings from the OpenClaw config")
+    parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    parser.add_argument("--host", default=DEFAULT_HTTP_HOST, help="HTTP host (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=DEFAULT_HTTP_PORT, help=f"HTTP port (default {DEFAULT_HTTP_PORT})")
+    parser.add_argument("--token", help=f"HTTP bearer token (default: ${TOKEN_ENV}, else a random one)")
+    return parser
+
+
+def _settings_from_args(args: argparse.Namespace) -> Settings:
+    if args.openclaw:
+        from .openclaw import resolve_openclaw_settings
+
+        settings, warnings = resolve_openclaw_settings(
+            agent_id=args.agent,
+            workspace=args.workspace,
+            config_path=args.config,
+            state_dir=args.state_dir,
+            db_path=args.db,
+        )
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        return settings
+    return resolve_settings(
+        workspace=args.workspace,
+        agent_id=args.agent,
+        state_dir=args.state_dir,
+        config_path=args.config,
+        db_path=args.db,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = _settings_from_args(args)
+        if args.http:
+            run_http(settings, host=args.host, port=args.port, token=args.token or os.environ.get(TOKEN_ENV))
+        else:
+            run_stdio(settings)
+    except MdrecallError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
