@@ -98,7 +98,6 @@ class MemoryIndex:
 
     def _release_store(self) -> None:
         if self._store is not None:
-            self._store.checkpoint()
             self._store.close()
             self._store = None
 
@@ -142,48 +141,55 @@ class MemoryIndex:
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
-    def full_reindex_reason(self) -> str | None:
-        stored = self.store.read_meta()
+    def full_reindex_reason(self, store: Store | None = None) -> str | None:
+        store = store or self.store
+        stored = store.read_meta()
         reason = full_reindex_reason(stored, expected_meta(self.provider, self.config))
-        vector_changed = stored is not None and bool(stored.get("vectorTable")) != self.store.vector.available
+        vector_changed = stored is not None and bool(stored.get("vectorTable")) != store.vector.available
         if reason is None and self.provider is not None and vector_changed:
             reason = "sqlite-vec availability changed"
         return reason
 
     def sync(self, force: bool = False, reason: str = "manual", progress: ProgressFn | None = None) -> SyncReport:
-        """Bring the index up to date; a full, swapped-in rebuild when forced or when the meta changed.
+        """Bring the index up to date; a full rebuild (temp DB, then swapped in) when forced or the meta changed.
 
-        A corrupt index found on the way is discarded and rebuilt from the markdown, once.
+        Syncs write through their own connection, so searches on `self.store` keep reading the last
+        committed state meanwhile. A corrupt index found on the way is discarded and rebuilt, once.
         """
         with self._sync_lock, self._process_lock():
             self._remove_stale_temp_files()
             try:
-                return self._sync_locked(force, reason, progress)
+                return self._sync_with_writer(force, reason, progress)
             except (apsw.CorruptError, apsw.NotADBError, StoreCorruptError) as err:
                 self._discard_index(f"index file is corrupt: {err}")
-                return self._sync_locked(True, reason, progress)
+                return self._sync_with_writer(True, reason, progress)
 
-    def _sync_locked(self, force: bool, reason: str, progress: ProgressFn | None) -> SyncReport:
-        files = self.discover()
-        why = "forced" if force else self.full_reindex_reason()
-        if why is None:
-            report = incremental_sync(self.store, self.provider, self.config, files, progress, reason)
-        else:
-            report = safe_reindex(
-                self.db_path,
-                self._open_store,
-                self.provider,
-                self.config,
-                files,
-                release_live=self._release_store,
-                progress=progress,
-                reason=reason,
-            )
-            report.full_reason = why
-        self.last_sync = report
-        with self.store.transaction():
-            self.store.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
-        return report
+    def _open_writer(self) -> Store:
+        try:
+            return self._open_store(self.db_path)
+        except StoreCorruptError as err:
+            self._discard_index(str(err))
+            return self._open_store(self.db_path)
+
+    def _sync_with_writer(self, force: bool, reason: str, progress: ProgressFn | None) -> SyncReport:
+        writer = self._open_writer()
+        try:
+            files = self.discover()
+            why = "forced" if force else self.full_reindex_reason(writer)
+            if why is None:
+                report = incremental_sync(writer, self.provider, self.config, files, progress, reason)
+            else:
+                report = safe_reindex(writer, self._open_store, self.provider, self.config, files, progress, reason)
+                report.full_reason = why
+            with writer.transaction():
+                writer.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
+            self.last_sync = report
+            return report
+        finally:
+            writer.checkpoint()
+            writer.close()
+            if self._store is not None:
+                self._store.refresh_vector_state()
 
     def dirty_files(self) -> list[str]:
         """Paths whose file on disk differs (by mtime/size) from its row, plus new and vanished ones."""

@@ -257,6 +257,21 @@ class Store:
         with contextlib.suppress(apsw.Error):
             self.conn.close()
 
+    def replace_contents(self, source: Store) -> None:
+        """Make this database an exact copy of `source` in one write transaction (SQLite's backup API).
+
+        This is the "swap" of a full reindex. Unlike renaming files, it is safe for every other connection
+        to this index, in this process or another: readers keep their snapshot until the copy commits, a
+        kill mid-copy rolls back, and no stale WAL or shared-memory file can meet the new content.
+        """
+        with self.conn.backup("main", source.conn, "main") as backup:
+            backup.step(-1)
+        self.refresh_vector_state()
+
+    def refresh_vector_state(self) -> None:
+        """Re-read the vec0 table's width (another connection may have recreated it)."""
+        self.vector.dims = self._vec_table_dims() if self.vector.available else None
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """A write transaction (a savepoint when nested): all or nothing."""

@@ -12,8 +12,6 @@ files are removed and the live index is untouched.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -327,48 +325,27 @@ def temp_db_path(db_path: Path) -> Path:
 
 
 def safe_reindex(
-    db_path: Path,
+    live: Store,
     open_store: Callable[[Path], Store],
     provider: EmbeddingProvider | None,
     config: MemoryConfig,
     files: Sequence[MemoryFile],
-    release_live: Callable[[], None],
     progress: ProgressFn | None = None,
     reason: str = "manual",
 ) -> SyncReport:
-    """Rebuild the whole index in a temp DB (cache seeded from the live one) and swap it in atomically.
+    """Rebuild the whole index in a temp DB (cache seeded from the live one), then swap it in atomically.
 
-    `release_live` closes the caller's connection to the live index just before the swap. On any failure
-    the temp files are removed and the live index is left exactly as it was.
+    The swap copies the temp DB over the live one in a single transaction (`Store.replace_contents`).
+    On any failure the temp files are removed and the live index is left exactly as it was.
     """
-    tmp_path = temp_db_path(db_path)
-    tmp_store: Store | None = None
+    tmp_path = temp_db_path(live.path)
+    tmp_store = open_store(tmp_path)
     try:
-        tmp_store = open_store(tmp_path)
-        tmp_store.copy_cache_from(db_path)
+        tmp_store.copy_cache_from(live.path)
         report = incremental_sync(tmp_store, provider, config, files, progress, reason)
         report.full_reindex = True
-        tmp_store.checkpoint()
-        tmp_store.close()
-        tmp_store = None
-        release_live()
-        # The live connection is closed and checkpointed: stale WAL/SHM files must not meet the new file.
-        for suffix in ("-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(f"{db_path}{suffix}")
-        os.replace(tmp_path, db_path)
+        live.replace_contents(tmp_store)
         return report
-    except BaseException:
-        if tmp_store is not None:
-            tmp_store.close()
-        remove_db_files(tmp_path)
-        raise
     finally:
-        remove_db_files_leftovers(tmp_path)
-
-
-def remove_db_files_leftovers(tmp_path: Path) -> None:
-    """Remove a temp DB's WAL/SHM companions (the main file is renamed away on success)."""
-    for suffix in ("-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(f"{tmp_path}{suffix}")
+        tmp_store.close()
+        remove_db_files(tmp_path)
