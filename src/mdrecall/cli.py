@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -271,6 +272,40 @@ def status(
             _print_json(info)
         else:
             out.print(_status_table(info))
+
+    _run(ctx, body)
+
+
+@app.command()
+def watch(
+    ctx: typer.Context,
+    debounce_ms: int = typer.Option(None, "--debounce-ms", min=0, help="Override sync.watchDebounceMs (1500)."),
+) -> None:
+    """Keep the index current: watch the memory files and sync on every change until Ctrl-C."""
+
+    def line(report: SyncReport) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        kind = "full reindex" if report.full_reindex else "sync"
+        out.print(
+            f"{stamp} {kind} ({report.reason}): {report.files_indexed} indexed, {report.files_deleted} removed, "
+            f"{report.files_unchanged} unchanged in {report.seconds:.2f}s",
+            highlight=False,
+        )
+
+    def body(idx: MemoryIndex) -> None:
+        if debounce_ms is not None:
+            idx.config.sync.watch_debounce_ms = debounce_ms
+        line(_sync_with_progress(idx, force=False, reason="watch-start", quiet=False))
+        idx.on_synced = line
+        idx.start_background(watch=True)
+        out.print(f"watching {idx.settings.workspace} (Ctrl-C to stop)", highlight=False)
+        try:
+            while True:
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            out.print("stopping", highlight=False)
+        finally:
+            idx.stop_background()
 
     _run(ctx, body)
 

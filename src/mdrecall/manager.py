@@ -7,7 +7,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,11 @@ from .embeddings.base import EmbeddingProvider
 from .embeddings.factory import ProviderResult, create_provider
 from .errors import IndexBusyError, MdrecallError, PathRefusedError
 from .search import SearchMode, SearchResponse, run_search
+from .sessions import SessionDeltaTracker, SessionFile, list_session_files
 from .store import Store, StoreCorruptError, remove_db_files
 from .sync import (
     MEMORY_SOURCE,
+    SESSIONS_SOURCE,
     ProgressFn,
     SyncReport,
     expected_meta,
@@ -55,6 +57,11 @@ class MemoryIndex:
         self._store: Store | None = None
         self.last_sync: SyncReport | None = None
         self.recovery: str | None = None
+        self.on_synced: Callable[[SyncReport], None] | None = None
+        self._scheduler: Any = None
+        self._watcher: Any = None
+        self._tracker: SessionDeltaTracker | None = None
+        self._dirty_hint = False
 
     # -- wiring ------------------------------------------------------------------------------------
 
@@ -102,6 +109,7 @@ class MemoryIndex:
             self._store = None
 
     def close(self) -> None:
+        self.stop_background()
         self._release_store()
         provider = self._provider_result.provider if self._provider_result else None
         close_provider = getattr(provider, "close", None)
@@ -116,6 +124,14 @@ class MemoryIndex:
 
     def discover(self) -> list[MemoryFile]:
         return list_memory_files(self.settings.workspace, self.config.extra_paths)
+
+    @property
+    def sessions_enabled(self) -> bool:
+        return SESSIONS_SOURCE in self.config.sources
+
+    def discover_sessions(self) -> list[SessionFile] | None:
+        """Transcripts under `<state>/agents/<agent>/sessions` when the sessions source is on, else None."""
+        return list_session_files(self.settings.sessions_dir) if self.sessions_enabled else None
 
     # -- sync --------------------------------------------------------------------------------------
 
@@ -150,7 +166,13 @@ class MemoryIndex:
             reason = "sqlite-vec availability changed"
         return reason
 
-    def sync(self, force: bool = False, reason: str = "manual", progress: ProgressFn | None = None) -> SyncReport:
+    def sync(
+        self,
+        force: bool = False,
+        reason: str = "manual",
+        progress: ProgressFn | None = None,
+        respect_session_deltas: bool = False,
+    ) -> SyncReport:
         """Bring the index up to date; a full rebuild (temp DB, then swapped in) when forced or the meta changed.
 
         Syncs write through their own connection, so searches on `self.store` keep reading the last
@@ -158,11 +180,15 @@ class MemoryIndex:
         """
         with self._sync_lock, self._process_lock():
             self._remove_stale_temp_files()
+            gate = self._session_gate if respect_session_deltas else None
             try:
-                return self._sync_with_writer(force, reason, progress)
+                report = self._sync_with_writer(force, reason, progress, gate)
             except (apsw.CorruptError, apsw.NotADBError, StoreCorruptError) as err:
                 self._discard_index(f"index file is corrupt: {err}")
-                return self._sync_with_writer(True, reason, progress)
+                report = self._sync_with_writer(True, reason, progress, None)
+        if self.on_synced is not None:
+            self.on_synced(report)
+        return report
 
     def _open_writer(self) -> Store:
         try:
@@ -171,16 +197,25 @@ class MemoryIndex:
             self._discard_index(str(err))
             return self._open_store(self.db_path)
 
-    def _sync_with_writer(self, force: bool, reason: str, progress: ProgressFn | None) -> SyncReport:
+    def _sync_with_writer(
+        self, force: bool, reason: str, progress: ProgressFn | None, gate: Callable[[SessionFile], bool] | None
+    ) -> SyncReport:
         writer = self._open_writer()
         try:
+            self._dirty_hint = False
             files = self.discover()
+            sessions = self.discover_sessions()
             why = "forced" if force else self.full_reindex_reason(writer)
             if why is None:
-                report = incremental_sync(writer, self.provider, self.config, files, progress, reason)
+                report = incremental_sync(
+                    writer, self.provider, self.config, files, progress, reason, sessions, session_gate=gate
+                )
             else:
-                report = safe_reindex(writer, self._open_store, self.provider, self.config, files, progress, reason)
+                report = safe_reindex(
+                    writer, self._open_store, self.provider, self.config, files, progress, reason, sessions
+                )
                 report.full_reason = why
+            self._mark_sessions_synced(writer, sessions)
             with writer.transaction():
                 writer.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
             self.last_sync = report
@@ -193,15 +228,112 @@ class MemoryIndex:
 
     def dirty_files(self) -> list[str]:
         """Paths whose file on disk differs (by mtime/size) from its row, plus new and vanished ones."""
-        files = {f.path: f for f in self.discover()}
-        indexed = self.store.get_files(MEMORY_SOURCE)
+        found: list[MemoryFile | SessionFile] = list(self.discover())
+        sources = [MEMORY_SOURCE]
+        sessions = self.discover_sessions()
+        if sessions is not None:
+            found += sessions
+            sources.append(SESSIONS_SOURCE)
+        indexed = {}
+        for source in sources:
+            indexed.update(self.store.get_files(source))
+        on_disk = {f.path: f for f in found}
         changed = [
-            p
-            for p, f in files.items()
-            if p not in indexed or (indexed[p].mtime, indexed[p].size) != (f.mtime_ms, f.size)
+            path
+            for path, f in on_disk.items()
+            if path not in indexed or (indexed[path].mtime, indexed[path].size) != (f.mtime_ms, f.size)
         ]
-        vanished = [p for p in indexed if p not in files]
+        vanished = [path for path in indexed if path not in on_disk]
         return sorted(changed + vanished)
+
+    # -- freshness: session deltas, background sync, watcher -----------------------------------------
+
+    def _session_gate(self, file: SessionFile) -> bool:
+        """Re-index a changed transcript only once its delta crosses the thresholds (watch mode)."""
+        tracker = self._session_tracker()
+        tracker.observe(file.abs_path, file.size, file.abs_path, archived=file.archived)
+        return tracker.due(file.abs_path)
+
+    def _session_tracker(self) -> SessionDeltaTracker:
+        """Delta tracker, seeded with the indexed sizes so only bytes appended since the last sync count."""
+        if self._tracker is None:
+            deltas = self.config.sync.sessions
+            tracker = SessionDeltaTracker(deltas.delta_bytes, deltas.delta_messages)
+            for path, row in self.store.get_files(SESSIONS_SOURCE).items():
+                tracker.mark_synced(self.settings.sessions_dir / path.removeprefix("sessions/"), row.size)
+            self._tracker = tracker
+        return self._tracker
+
+    def _mark_sessions_synced(self, store: Store, sessions: list[SessionFile] | None) -> None:
+        if not sessions:
+            return
+        tracker = self._session_tracker()
+        rows = store.get_files(SESSIONS_SOURCE)
+        for file in sessions:
+            row = rows.get(file.path)
+            if row is not None:
+                tracker.mark_synced(file.abs_path, row.size, archived=file.archived)
+
+    def start_background(self, watch: bool | None = None) -> None:
+        """Sync in a background thread from now on: on file changes (watcher), on an interval, on demand."""
+        from .watch import MemoryWatcher, SyncScheduler
+
+        if self._scheduler is None:
+            self._scheduler = SyncScheduler(self._background_sync, self.config.sync.interval_minutes).start()
+        use_watch = self.config.sync.watch if watch is None else watch
+        if use_watch and self._watcher is None:
+            self._watcher = MemoryWatcher(
+                self.settings.workspace,
+                list(self.config.extra_paths),
+                self._on_files_changed,
+                debounce_ms=self.config.sync.watch_debounce_ms,
+                sessions_dir=self.settings.sessions_dir if self.sessions_enabled else None,
+            ).start()
+
+    def _background_sync(self, reason: str) -> SyncReport:
+        return self.sync(reason=reason, respect_session_deltas=True)
+
+    def _on_files_changed(self, paths: set[str]) -> None:
+        """Watcher callback (its own thread): mark dirty and hand the work to the scheduler, never sync here."""
+        watcher = self._watcher
+        session_paths = {p for p in paths if watcher is not None and watcher.is_session_path(p)}
+        if paths - session_paths:
+            self._dirty_hint = True
+            self._scheduler.request("watch")
+        if session_paths:
+            tracker = self._session_tracker()
+            due = [p for p in session_paths if tracker.observe(p, read_tail=p)]
+            if due:
+                self._scheduler.request("session-delta")
+
+    def warm_session(self) -> None:
+        """Session start: sync in the background (or inline when no background runner) if configured."""
+        if not self.config.sync.on_session_start:
+            return
+        if self._scheduler is not None:
+            self._scheduler.warm_session()
+        else:
+            self.ensure_fresh()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait for background syncs to finish (tests, CLI shutdown)."""
+        return True if self._scheduler is None else bool(self._scheduler.wait_idle(timeout))
+
+    def stop_background(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        if self._scheduler is not None:
+            self._scheduler.stop()
+            self._scheduler = None
+
+    def _request_sync_if_dirty(self) -> None:
+        """On-search trigger: never blocks the search; results may lag until the background sync lands."""
+        if self._scheduler is None or not self.config.sync.on_search:
+            return
+        dirty = self._dirty_hint if self._watcher is not None else self.is_dirty()
+        if dirty:
+            self._scheduler.request("search")
 
     def is_dirty(self) -> bool:
         return self.full_reindex_reason() is not None or bool(self.dirty_files())
@@ -248,6 +380,7 @@ class MemoryIndex:
     def _search(
         self, query: str, max_results: int | None, min_score: float | None, mode: SearchMode
     ) -> SearchResponse:
+        self._request_sync_if_dirty()
         min_score, _ = self.effective_min_score(min_score)
         return run_search(
             self.store,

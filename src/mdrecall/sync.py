@@ -25,12 +25,14 @@ from .chunking import Chunk, chunk_markdown, hash_text
 from .config import MemoryConfig
 from .embeddings.base import EmbeddingProvider
 from .errors import EmbeddingError
+from .sessions import SessionFile, map_lines, read_transcript
 from .store import ChunkRow, FileRow, Store, remove_db_files
 from .workspace import MemoryFile
 
 ProgressFn = Callable[[int, int, str], None]
 FTS_ONLY_MODEL = "fts-only"
 MEMORY_SOURCE = "memory"
+SESSIONS_SOURCE = "sessions"
 EMBED_WINDOW_CHUNKS = 256
 MAX_FILE_BYTES = 20_000_000
 BINARY_SNIFF_BYTES = 8192
@@ -54,6 +56,8 @@ class SyncReport:
     embed_seconds: float = 0.0
     seconds: float = 0.0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    sessions_pending: int = 0
+    sessions_malformed_lines: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +74,8 @@ class SyncReport:
             "embedSeconds": round(self.embed_seconds, 3),
             "seconds": round(self.seconds, 3),
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "sessionsPending": self.sessions_pending,
+            "sessionsMalformedLines": self.sessions_malformed_lines,
         }
 
 
@@ -134,9 +140,18 @@ def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
 
 @dataclass
 class _PendingFile:
-    file: MemoryFile
+    file: MemoryFile | SessionFile
     hash: str
     chunks: list[Chunk]
+    source: str = MEMORY_SOURCE
+    # (start, end) line numbers to store per chunk; transcripts cite JSONL lines, not flattened text lines
+    lines: list[tuple[int, int]] | None = None
+
+    def line_range(self, index: int) -> tuple[int, int]:
+        if self.lines is not None:
+            return self.lines[index]
+        chunk = self.chunks[index]
+        return chunk.start_line, chunk.end_line
 
 
 class Embedder:
@@ -248,24 +263,70 @@ def _windows(pending: Sequence[_PendingFile], max_chunks: int) -> list[list[_Pen
 
 
 def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray | None], model: str) -> None:
-    rows = [
-        ChunkRow(
-            id=chunk_id(MEMORY_SOURCE, item.file.path, chunk, model),
-            path=item.file.path,
-            source=MEMORY_SOURCE,
-            start_line=chunk.start_line,
-            end_line=chunk.end_line,
-            hash=chunk.hash,
-            model=model,
-            text=chunk.text,
-            embedding=vector,
+    rows = []
+    for index, (chunk, vector) in enumerate(zip(item.chunks, vectors, strict=True)):
+        start, end = item.line_range(index)
+        located = Chunk(start, end, chunk.text, chunk.hash)
+        rows.append(
+            ChunkRow(
+                id=chunk_id(item.source, item.file.path, located, model),
+                path=item.file.path,
+                source=item.source,
+                start_line=start,
+                end_line=end,
+                hash=chunk.hash,
+                model=model,
+                text=chunk.text,
+                embedding=vector,
+            )
         )
-        for chunk, vector in zip(item.chunks, vectors, strict=True)
-    ]
     with store.transaction():
-        store.delete_chunks_for(item.file.path, MEMORY_SOURCE)
+        store.delete_chunks_for(item.file.path, item.source)
         store.insert_chunks(rows)
-        store.upsert_file(FileRow(item.file.path, MEMORY_SOURCE, item.hash, item.file.mtime_ms, item.file.size))
+        store.upsert_file(FileRow(item.file.path, item.source, item.hash, item.file.mtime_ms, item.file.size))
+
+
+SessionGate = Callable[[SessionFile], bool]
+
+
+def _read_changed_sessions(
+    store: Store,
+    sessions: Sequence[SessionFile],
+    config: MemoryConfig,
+    report: SyncReport,
+    gate: SessionGate | None,
+) -> list[_PendingFile]:
+    """Transcripts to (re)index: new ones always; changed ones when `gate` says their delta is due."""
+    indexed = store.get_files(SESSIONS_SOURCE)
+    pending: list[_PendingFile] = []
+    for file in sessions:
+        row = indexed.get(file.path)
+        if row is not None and row.mtime == file.mtime_ms and row.size == file.size:
+            report.files_unchanged += 1
+            continue
+        if row is not None and gate is not None and not file.archived and not gate(file):
+            report.sessions_pending += 1
+            continue
+        try:
+            doc = read_transcript(file.abs_path)
+        except OSError as err:
+            report.skipped.append((file.path, f"unreadable: {err.strerror or err}"))
+            continue
+        if doc.malformed:
+            report.skipped.append((file.path, f"{doc.malformed} malformed JSONL line(s) skipped"))
+        report.sessions_malformed_lines += doc.malformed
+        chunks = chunk_markdown(doc.text, config.chunking.tokens, config.chunking.overlap) if doc.text else []
+        lines = [map_lines(doc, c.start_line, c.end_line) for c in chunks]
+        pending.append(_PendingFile(file, doc.hash, chunks, SESSIONS_SOURCE, lines))
+    return pending
+
+
+def _delete_vanished(store: Store, source: str, present: set[str]) -> int:
+    vanished = sorted(set(store.get_files(source)) - present)
+    for path in vanished:
+        with store.transaction():
+            store.delete_file(path, source)
+    return len(vanished)
 
 
 def incremental_sync(
@@ -275,17 +336,19 @@ def incremental_sync(
     files: Sequence[MemoryFile],
     progress: ProgressFn | None = None,
     reason: str = "manual",
+    sessions: Sequence[SessionFile] | None = None,
+    session_gate: SessionGate | None = None,
 ) -> SyncReport:
-    """Index new and changed files, drop vanished ones, then record the meta."""
+    """Index new and changed files (and transcripts, when given), drop vanished ones, then record the meta."""
     started = time.perf_counter()
-    report = SyncReport(reason=reason, files_scanned=len(files))
-    vanished = sorted(set(store.get_files(MEMORY_SOURCE)) - {f.path for f in files})
-    for path in vanished:
-        with store.transaction():
-            store.delete_file(path, MEMORY_SOURCE)
-    report.files_deleted = len(vanished)
+    report = SyncReport(reason=reason, files_scanned=len(files) + len(sessions or []))
+    report.files_deleted = _delete_vanished(store, MEMORY_SOURCE, {f.path for f in files})
+    if sessions is not None:
+        report.files_deleted += _delete_vanished(store, SESSIONS_SOURCE, {f.path for f in sessions})
 
     pending = _read_changed(store, files, config, report)
+    if sessions is not None:
+        pending += _read_changed_sessions(store, sessions, config, report, session_gate)
     embedder = Embedder(store, provider, config)
     model = index_model(provider)
     if provider is not None and provider.dims is not None:
@@ -332,6 +395,7 @@ def safe_reindex(
     files: Sequence[MemoryFile],
     progress: ProgressFn | None = None,
     reason: str = "manual",
+    sessions: Sequence[SessionFile] | None = None,
 ) -> SyncReport:
     """Rebuild the whole index in a temp DB (cache seeded from the live one), then swap it in atomically.
 
@@ -342,7 +406,7 @@ def safe_reindex(
     tmp_store = open_store(tmp_path)
     try:
         tmp_store.copy_cache_from(live.path)
-        report = incremental_sync(tmp_store, provider, config, files, progress, reason)
+        report = incremental_sync(tmp_store, provider, config, files, progress, reason, sessions)
         report.full_reindex = True
         live.replace_contents(tmp_store)
         return report
