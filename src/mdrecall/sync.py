@@ -264,12 +264,17 @@ def _windows(pending: Sequence[_PendingFile], max_chunks: int) -> list[list[_Pen
 
 def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray | None], model: str) -> None:
     rows = []
+    seen: set[str] = set()
     for index, (chunk, vector) in enumerate(zip(item.chunks, vectors, strict=True)):
         start, end = item.line_range(index)
         located = Chunk(start, end, chunk.text, chunk.hash)
+        row_id = chunk_id(item.source, item.file.path, located, model)
+        if row_id in seen:
+            continue  # identical text at the same lines (segments of one long repetitive line): same chunk
+        seen.add(row_id)
         rows.append(
             ChunkRow(
-                id=chunk_id(item.source, item.file.path, located, model),
+                id=row_id,
                 path=item.file.path,
                 source=item.source,
                 start_line=start,
