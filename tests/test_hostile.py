@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import apsw
@@ -134,7 +133,7 @@ config = parse_config({"cache": {"enabled": False}})
 settings = resolve_settings(workspace=sys.argv[1], db_path=sys.argv[2], config=config)
 index = MemoryIndex(settings, ProviderResult(Steady(model=sys.argv[4]), "test"))
 print("ready", flush=True)
-index.sync(force=sys.argv[5] == "force")
+index.sync(force=sys.argv[5] == "force", progress=lambda done, total, label: print(f"file {done}", flush=True))
 print("done", flush=True)
 """
 
@@ -153,11 +152,18 @@ def test_sigkill_at_many_points_never_breaks_the_index(workspace: Path, make_ind
     baseline = make_index(workspace, HashingProvider(model="m0"), db_path=db)
     baseline.sync()
     baseline.close()
-    kill_points = [0.05 + 0.07 * k for k in range(14)]
+    # kill right after the k-th file is written (hooks, not timing), in incremental and forced runs
+    kill_points = [
+        (k, "force" if k % 2 else "incremental") for k in (0, 1, 2, 5, 9, 14, 20, 27, 35, 44, 53, 59, 60, 61)
+    ]
     outcomes = []
-    for attempt, delay in enumerate(kill_points):
-        mode = "force" if attempt % 2 else "incremental"
+    for attempt, (after_files, mode) in enumerate(kill_points):
         model = f"m{attempt % 3}"
+        if mode == "incremental":
+            for i in range(0, 60, 7):  # change some files so the incremental run has work to do
+                write(
+                    workspace, f"memory/n{i:03d}.md", f"note {i} changed in attempt {attempt} about kill point testing"
+                )
         proc = subprocess.Popen(
             [sys.executable, str(script), str(workspace), str(db), tests_dir, model, mode],
             stdout=subprocess.PIPE,
@@ -165,18 +171,21 @@ def test_sigkill_at_many_points_never_breaks_the_index(workspace: Path, make_ind
             text=True,
         )
         assert proc.stdout.readline().strip() == "ready"
-        time.sleep(delay)
+        while True:
+            line = proc.stdout.readline().strip()
+            if not line or line == "done" or line == f"file {after_files}":
+                break
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
         outcomes.append(proc.returncode)
         check = apsw.Connection(str(db))
-        assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok", (attempt, delay)
+        assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok", (attempt, after_files)
         check.close()
         store = Store(db)
         indexed_model = store.read_meta()["model"]  # old or new content, whichever committed
         store.close()
         reader = make_index(workspace, HashingProvider(model=indexed_model), db_path=db)
-        assert reader.search("kill point", mode="keyword").results, (attempt, delay)
+        assert reader.search("kill point", mode="keyword").results, (attempt, after_files)
         reader.close()
     killed = outcomes.count(-signal.SIGKILL)
     assert killed >= len(kill_points) // 2, f"only {killed} of {len(kill_points)} runs were killed mid-way"

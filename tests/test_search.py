@@ -134,3 +134,24 @@ def test_numpy_fallback_gives_same_ranking_as_sqlite_vec(workspace: Path, make_i
 
 def test_empty_query_returns_nothing(hashed_index) -> None:
     assert hashed_index.search("   ").results == []
+
+
+def test_keyword_only_expansion_and_relaxed_notice(workspace: Path, make_index) -> None:
+    index = make_index(workspace, None)
+    index.sync()
+    response = index.search("what are Dana's metric units?", min_score=0.0)
+    assert response.mode == "fts-only" and response.results[0].path == "MEMORY.md"
+    relaxed = index.search("what are Dana's metric units?", min_score=0.99)
+    assert relaxed.results and relaxed.relaxed and "minScore" in relaxed.notice
+
+
+def test_rrf_never_silently_empty(workspace: Path, make_index) -> None:
+    index = make_index(workspace, HashingProvider(), {"query": {"hybrid": {"mode": "rrf"}}})
+    index.sync()
+    response = index.search("a828e60", min_score=0.99)
+    assert response.results and response.relaxed
+
+
+def test_relaxed_results_need_every_keyword(hashed_index) -> None:
+    # "gateway" alone matches a note, but a chunk sharing one word with the question is not shown below minScore
+    assert hashed_index.search("gateway zebra unicorn", min_score=0.99).results == []

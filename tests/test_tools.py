@@ -11,14 +11,13 @@ import pytest
 
 from mdrecall.config import resolve_settings
 from mdrecall.manager import MemoryIndex
+from mdrecall.ranking import format_citation
 from mdrecall.tools import (
     CITATIONS_OFF_LINE,
     MEMORY_GET,
     MEMORY_SEARCH,
     MEMORY_STATUS,
     MemoryTools,
-    clamp_to_budget,
-    format_citation,
     memory_prompt_section,
 )
 
@@ -122,11 +121,6 @@ def test_citations_off_and_group_chats(workspace: Path, open_tools: Callable[...
     assert "citation" in forced.call(MEMORY_SEARCH, {"query": "a828e60"})["results"][0]
 
 
-def test_format_citation() -> None:
-    assert format_citation("memory/a.md", 3, 3) == "memory/a.md#L3"
-    assert format_citation("memory/a.md", 3, 9) == "memory/a.md#L3-L9"
-
-
 def test_search_syncs_a_dirty_index(workspace: Path, open_tools: Callable[..., MemoryTools]) -> None:
     tools = open_tools(workspace)
     assert tools.call(MEMORY_SEARCH, {"query": "zeppelin"})["results"] == []
@@ -182,9 +176,6 @@ def test_injection_budget_clamps_snippets(workspace: Path, open_tools: Callable[
     tools = open_tools(workspace, "[query]\nmaxInjectedChars = 20\nminScore = 0\n")
     results = tools.call(MEMORY_SEARCH, {"query": "Dana"})["results"]
     assert len(results) == 1 and len(results[0]["snippet"]) == 20
-    entries = [{"snippet": "a" * 10}, {"snippet": "b" * 10}, {"snippet": "c" * 10}]
-    assert [len(e["snippet"]) for e in clamp_to_budget(entries, 15)] == [10, 5]
-    assert clamp_to_budget(entries, None) == entries
 
 
 # -- memory_get -------------------------------------------------------------------------------------------

@@ -352,14 +352,20 @@ class MemoryIndex:
         max_results: int | None = None,
         min_score: float | None = None,
         mode: SearchMode = "hybrid",
+        *,
+        citations: str = "off",
+        session_key: str | None = None,
     ) -> SearchResponse:
+        """Hybrid search. `citations` ("on" | "off" | "auto" with `session_key`) appends `Source:` lines;
+        the memory_search tool passes the configured mode, library and CLI callers get plain snippets."""
+        extra = {"citations": citations, "session_key": session_key}
         try:
-            return self._search(query, max_results, min_score, mode)
+            return self._search(query, max_results, min_score, mode, **extra)
         except (apsw.CorruptError, apsw.NotADBError) as err:
             with self._sync_lock:
                 self._discard_index(f"index file is corrupt: {err}")
             self.sync(force=True, reason="recovery")
-            return self._search(query, max_results, min_score, mode)
+            return self._search(query, max_results, min_score, mode, **extra)
 
     def effective_min_score(self, explicit: float | None = None) -> tuple[float, str]:
         """The minimum score in force and where it comes from.
@@ -378,7 +384,13 @@ class MemoryIndex:
         return self.config.query.min_score, "default"
 
     def _search(
-        self, query: str, max_results: int | None, min_score: float | None, mode: SearchMode
+        self,
+        query: str,
+        max_results: int | None,
+        min_score: float | None,
+        mode: SearchMode,
+        citations: str = "off",
+        session_key: str | None = None,
     ) -> SearchResponse:
         self._request_sync_if_dirty()
         min_score, _ = self.effective_min_score(min_score)
@@ -392,6 +404,8 @@ class MemoryIndex:
             max_results=max_results,
             min_score=min_score,
             mode=mode,
+            citations=citations,  # type: ignore[arg-type]
+            session_key=session_key,
         )
 
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:

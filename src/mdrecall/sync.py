@@ -25,6 +25,7 @@ from .chunking import Chunk, chunk_markdown, hash_text
 from .config import MemoryConfig
 from .embeddings.base import EmbeddingProvider
 from .errors import EmbeddingError
+from .fts_text import FTS_TEXT_VERSION
 from .sessions import SessionFile, map_lines, read_transcript
 from .store import ChunkRow, FileRow, Store, remove_db_files
 from .workspace import MemoryFile
@@ -92,6 +93,7 @@ def expected_meta(provider: EmbeddingProvider | None, config: MemoryConfig) -> d
         "chunkTokens": config.chunking.tokens,
         "chunkOverlap": config.chunking.overlap,
         "vectorDims": provider.dims if provider is not None else None,
+        "ftsText": FTS_TEXT_VERSION,
     }
 
 
@@ -105,6 +107,7 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
         ("providerKey", "provider key"),
         ("chunkTokens", "chunk tokens"),
         ("chunkOverlap", "chunk overlap"),
+        ("ftsText", "keyword index format"),
     ):
         if stored.get(key) != expected.get(key):
             return f"{label} changed ({stored.get(key)!r} -> {expected.get(key)!r})"

@@ -136,12 +136,6 @@ def memory_prompt_section(tool_names: Iterable[str], citations: str = "auto", mi
 # ---------------------------------------------------------------------------------------------------------
 
 
-def format_citation(path: str, start_line: int, end_line: int) -> str:
-    """`path#L3-L7` (or `path#L3` for one line): what the agent quotes as `Source:`."""
-    lines = f"#L{start_line}" if start_line == end_line else f"#L{start_line}-L{end_line}"
-    return f"{path}{lines}"
-
-
 def include_citations(mode: str, chat_type: str | None) -> bool:
     """`on` always, `off` never, `auto` only in direct chats (paths mean nothing to a group)."""
     if mode == "on":
@@ -149,25 +143,6 @@ def include_citations(mode: str, chat_type: str | None) -> bool:
     if mode == "off":
         return False
     return (chat_type or "direct") == "direct"
-
-
-def clamp_to_budget(results: list[dict[str, Any]], budget: int | None) -> list[dict[str, Any]]:
-    """Keep snippets until `budget` characters are used; the last one is cut to fit, the rest dropped."""
-    if not budget or budget <= 0:
-        return results
-    remaining = budget
-    kept: list[dict[str, Any]] = []
-    for entry in results:
-        if remaining <= 0:
-            break
-        snippet = entry.get("snippet") or ""
-        if len(snippet) <= remaining:
-            kept.append(entry)
-            remaining -= len(snippet)
-        else:
-            kept.append({**entry, "snippet": snippet[:remaining]})
-            break
-    return kept
 
 
 def _unavailable(error: str, tool: str) -> dict[str, Any]:
@@ -378,14 +353,14 @@ class MemoryTools:
     def _search_locked(self, query: str, max_results: int | None, min_score: float | None) -> dict[str, Any]:
         warning = self._refresh()
         try:
-            response = self.index.search(query, max_results=max_results, min_score=min_score)
+            cite = include_citations(self.citations_mode, self.chat_type)
+            response = self.index.search(
+                query, max_results=max_results, min_score=min_score, citations="on" if cite else "off"
+            )
         except Exception as err:  # the tool must answer, whatever broke underneath
             return {"results": [], **_unavailable(_describe(err), MEMORY_SEARCH)}
-        cite = include_citations(self.citations_mode, self.chat_type)
-        results = [self._decorate(r.to_dict(), cite) for r in response.results]
-        budget = getattr(getattr(self.index.config, "query", None), "max_injected_chars", None)
         out: dict[str, Any] = {
-            "results": clamp_to_budget(results, budget),
+            "results": [r.to_dict() for r in response.results],
             "provider": response.provider,
             "model": response.model,
             "citations": self.citations_mode,
@@ -418,17 +393,6 @@ class MemoryTools:
         if getattr(result, "fallback_from", None):
             return {"from": result.fallback_from, "reason": result.fallback_reason or ""}
         return None
-
-    @staticmethod
-    def _decorate(entry: dict[str, Any], cite: bool) -> dict[str, Any]:
-        """With citations: a `citation` field and a `Source:` footer the agent can quote."""
-        if not cite:
-            entry.pop("citation", None)
-            return entry
-        citation = entry.get("citation") or format_citation(entry["path"], entry["startLine"], entry["endLine"])
-        entry["citation"] = citation
-        entry["snippet"] = f"{entry['snippet'].rstrip()}\n\nSource: {citation}"
-        return entry
 
     # -- memory_get --------------------------------------------------------------------------------
 
