@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .config import Settings, resolve_settings
+from .config import Settings
 from .errors import MdrecallError
 from .manager import MemoryIndex
 from .sync import SyncReport
@@ -66,27 +66,13 @@ def main_options(
 
 def _settings(ctx: typer.Context) -> Settings:
     """Settings from the global options: mdrecall's own layout, or OpenClaw's with --openclaw."""
-    opts: GlobalOptions = ctx.obj
-    if opts.openclaw:
-        from .openclaw import resolve_openclaw_settings
+    from .openclaw import settings_for
 
-        settings, warnings = resolve_openclaw_settings(
-            agent_id=opts.agent,
-            workspace=opts.workspace,
-            config_path=opts.config,
-            state_dir=opts.state_dir,
-            db_path=opts.db,
-        )
-        for warning in warnings:
-            err.print(f"[yellow]warning:[/] {warning}", highlight=False)
-        return settings
-    return resolve_settings(
-        workspace=opts.workspace,
-        agent_id=opts.agent,
-        state_dir=opts.state_dir,
-        config_path=opts.config,
-        db_path=opts.db,
-    )
+    opts: GlobalOptions = ctx.obj
+    settings, warnings = settings_for(opts.openclaw, opts.agent, opts.workspace, opts.config, opts.state_dir, opts.db)
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    return settings
 
 
 def _open(ctx: typer.Context) -> MemoryIndex:

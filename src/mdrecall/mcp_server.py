@@ -33,7 +33,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import __version__
-from .config import Settings, resolve_settings
+from .config import Settings
 from .errors import MdrecallError
 from .manager import MemoryIndex
 from .tools import MEMORY_GET, MEMORY_SEARCH, MEMORY_STATUS, MemoryTools
@@ -191,26 +191,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settings_from_args(args: argparse.Namespace) -> Settings:
-    if args.openclaw:
-        from .openclaw import resolve_openclaw_settings
+    from .openclaw import settings_for
 
-        settings, warnings = resolve_openclaw_settings(
-            agent_id=args.agent,
-            workspace=args.workspace,
-            config_path=args.config,
-            state_dir=args.state_dir,
-            db_path=args.db,
-        )
-        for warning in warnings:
-            print(f"warning: {warning}", file=sys.stderr)
-        return settings
-    return resolve_settings(
-        workspace=args.workspace,
-        agent_id=args.agent,
-        state_dir=args.state_dir,
-        config_path=args.config,
-        db_path=args.db,
-    )
+    settings, warnings = settings_for(args.openclaw, args.agent, args.workspace, args.config, args.state_dir, args.db)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return settings
 
 
 def main(argv: Sequence[str] | None = None) -> int:

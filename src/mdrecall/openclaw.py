@@ -320,3 +320,25 @@ def resolve_openclaw_settings(
     ws = Path(workspace).expanduser() if workspace is not None else agent_workspace(raw, agent, state)
     settings = resolve_settings(workspace=ws, agent_id=agent, state_dir=state, config=config, db_path=db_path)
     return dataclasses.replace(settings, config_path=used_path), warnings
+
+
+def settings_for(
+    openclaw: bool,
+    agent_id: str | None = None,
+    workspace: str | os.PathLike[str] | None = None,
+    config_path: str | os.PathLike[str] | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
+    db_path: str | os.PathLike[str] | None = None,
+) -> tuple[Settings, list[str]]:
+    """Settings from command-line options: OpenClaw's layout with `openclaw`, else mdrecall's own.
+
+    Shared by the CLI and the MCP server so both read the same options the same way.
+    """
+    if openclaw:
+        return resolve_openclaw_settings(
+            agent_id=agent_id, workspace=workspace, config_path=config_path, state_dir=state_dir, db_path=db_path
+        )
+    settings = resolve_settings(
+        workspace=workspace, agent_id=agent_id, state_dir=state_dir, config_path=config_path, db_path=db_path
+    )
+    return settings, []

@@ -207,6 +207,11 @@ class Embedder:
         return fresh
 
 
+def _unchanged_on_disk(row: FileRow | None, file: MemoryFile | SessionFile) -> bool:
+    """The fast path: same mtime and size as when indexed, so the file is not even read."""
+    return row is not None and row.mtime == file.mtime_ms and row.size == file.size
+
+
 def _read_changed(
     store: Store, files: Sequence[MemoryFile], config: MemoryConfig, report: SyncReport
 ) -> list[_PendingFile]:
@@ -214,7 +219,7 @@ def _read_changed(
     pending: list[_PendingFile] = []
     for file in files:
         row = indexed.get(file.path)
-        if row is not None and row.mtime == file.mtime_ms and row.size == file.size:
+        if _unchanged_on_disk(row, file):
             report.files_unchanged += 1
             continue
         try:
@@ -309,7 +314,7 @@ def _read_changed_sessions(
     pending: list[_PendingFile] = []
     for file in sessions:
         row = indexed.get(file.path)
-        if row is not None and row.mtime == file.mtime_ms and row.size == file.size:
+        if _unchanged_on_disk(row, file):
             report.files_unchanged += 1
             continue
         if row is not None and gate is not None and not file.archived and not gate(file):

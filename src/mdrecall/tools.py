@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Protocol
 
 from .errors import MdrecallError, PathRefusedError
+from .ranking import citations_enabled
 
 MEMORY_SEARCH = "memory_search"
 MEMORY_GET = "memory_get"
@@ -137,12 +138,8 @@ def memory_prompt_section(tool_names: Iterable[str], citations: str = "auto", mi
 
 
 def include_citations(mode: str, chat_type: str | None) -> bool:
-    """`on` always, `off` never, `auto` only in direct chats (paths mean nothing to a group)."""
-    if mode == "on":
-        return True
-    if mode == "off":
-        return False
-    return (chat_type or "direct") == "direct"
+    """`on` always, `off` never, `auto` only in direct chats (paths mean nothing to a group or channel)."""
+    return citations_enabled(mode, f"chat:{chat_type or 'direct'}")
 
 
 def _unavailable(error: str, tool: str) -> dict[str, Any]:
