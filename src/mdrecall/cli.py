@@ -229,7 +229,14 @@ def _status_table(status: dict[str, Any]) -> Table:
         ("fts", "available" if status["fts"]["available"] else f"unavailable ({status['fts'].get('error')})"),
         ("vector", f"{vector['mode']}, dims {vector.get('dims') or '-'}"),
         ("cache", f"{'on' if status['cache']['enabled'] else 'off'}, {status['cache']['entries']} entries"),
+        ("min score", f"{status['query']['minScore']:g} ({status['query']['minScoreSource']})"),
     ]
+    if status.get("lastSync"):
+        last = status["lastSync"]
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last["at"] / 1000))
+        rows.append(("last sync", f"{when} ({last['reason']})"))
+    if status.get("recovered"):
+        rows.append(("recovered", status["recovered"]))
     if status.get("providerUnavailable"):
         rows.append(("note", status["providerUnavailable"]))
     if status.get("fallback"):
