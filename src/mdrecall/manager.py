@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -532,9 +531,3 @@ class MemoryIndex:
         except Exception as err:
             probe["vector"] = {"ok": False, "error": str(err)}
         return probe
-
-
-def open_index(settings: Settings) -> MemoryIndex:
-    """Convenience constructor used by the CLI and tools."""
-    os.makedirs(settings.db_path.parent, exist_ok=True)
-    return MemoryIndex(settings)

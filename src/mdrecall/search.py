@@ -188,10 +188,6 @@ def candidate_count(max_results: int, multiplier: int) -> int:
     return min(MAX_CANDIDATES, max(1, max_results * multiplier))
 
 
-def truncate_snippet(text: str, max_chars: int) -> str:
-    return text if len(text) <= max_chars else text[:max_chars]
-
-
 def snippet_window(text: str, max_chars: int, terms: Sequence[str] = ()) -> str:
     """At most max_chars of a chunk, showing where the query's words are.
 

@@ -124,10 +124,6 @@ def decode_markdown(raw: bytes) -> tuple[str, bool]:
         return raw.decode("utf-8", errors="replace"), True
 
 
-def read_markdown(path: Path) -> tuple[str, bool]:
-    return decode_markdown(path.read_bytes())
-
-
 def skip_reason(size: int, head: bytes) -> str | None:
     """Why a file is not indexed at all (recorded so it is not retried until it changes), or None."""
     if size > MAX_FILE_BYTES:
