@@ -15,7 +15,6 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from .config import Settings
@@ -80,21 +79,48 @@ def _open(ctx: typer.Context) -> MemoryIndex:
 
 
 def _sync_with_progress(index: MemoryIndex, force: bool, reason: str, quiet: bool) -> SyncReport:
-    """Run a sync with a progress bar on stderr (hidden when quiet or not a terminal)."""
+    """Run a sync with a progress bar on stderr (hidden when quiet or not a terminal).
+
+    The bar counts chunks (embedded or taken from the cache) with their rate and an ETA: with a local
+    model the embedding is where the time goes. Files written are shown beside it.
+    """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     columns = (
         TextColumn("[bold]indexing[/]"),
         BarColumn(),
         MofNCompleteColumn(),
+        TextColumn("chunks"),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
         TextColumn("{task.description}"),
     )
+    started = time.perf_counter()
     with Progress(*columns, console=err, transient=True, disable=quiet) as progress:
-        task = progress.add_task("", total=None)
+        task = progress.add_task("", total=None, rate="")
+        files = {"done": 0, "total": 0}
 
-        def update(done: int, total: int, label: str) -> None:
-            progress.update(task, completed=done, total=max(total, 1), description=label[-60:])
+        def on_file(done: int, total: int, label: str) -> None:
+            files.update(done=done, total=total)
+            progress.update(task, description=f"{done}/{total} files  {label[-40:]}")
 
-        return index.sync(force=force, reason=reason, progress=update)
+        def on_chunks(done: int, total: int) -> None:
+            elapsed = time.perf_counter() - started
+            rate = f"{done / elapsed:.0f} chunks/s" if elapsed > 0 and done else ""
+            progress.update(task, completed=done, total=max(total, 1), rate=rate)
+
+        return index.sync(force=force, reason=reason, progress=on_file, chunk_progress=on_chunks)
 
 
 def _fresh(index: MemoryIndex, quiet: bool) -> SyncReport | None:

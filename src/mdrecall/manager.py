@@ -22,6 +22,7 @@ from .store import Store, StoreCorruptError, remove_db_files
 from .sync import (
     MEMORY_SOURCE,
     SESSIONS_SOURCE,
+    ChunkProgressFn,
     ProgressFn,
     SyncReport,
     expected_meta,
@@ -171,6 +172,7 @@ class MemoryIndex:
         reason: str = "manual",
         progress: ProgressFn | None = None,
         respect_session_deltas: bool = False,
+        chunk_progress: ChunkProgressFn | None = None,
     ) -> SyncReport:
         """Bring the index up to date; a full rebuild (temp DB, then swapped in) when forced or the meta changed.
 
@@ -181,10 +183,10 @@ class MemoryIndex:
             self._remove_stale_temp_files()
             gate = self._session_gate if respect_session_deltas else None
             try:
-                report = self._sync_with_writer(force, reason, progress, gate)
+                report = self._sync_with_writer(force, reason, progress, gate, chunk_progress)
             except (apsw.CorruptError, apsw.NotADBError, StoreCorruptError) as err:
                 self._discard_index(f"index file is corrupt: {err}")
-                report = self._sync_with_writer(True, reason, progress, None)
+                report = self._sync_with_writer(True, reason, progress, None, chunk_progress)
         if self.on_synced is not None:
             self.on_synced(report)
         return report
@@ -197,7 +199,12 @@ class MemoryIndex:
             return self._open_store(self.db_path)
 
     def _sync_with_writer(
-        self, force: bool, reason: str, progress: ProgressFn | None, gate: Callable[[SessionFile], bool] | None
+        self,
+        force: bool,
+        reason: str,
+        progress: ProgressFn | None,
+        gate: Callable[[SessionFile], bool] | None,
+        chunk_progress: ChunkProgressFn | None = None,
     ) -> SyncReport:
         writer = self._open_writer()
         try:
@@ -207,11 +214,27 @@ class MemoryIndex:
             why = "forced" if force else self.full_reindex_reason(writer)
             if why is None:
                 report = incremental_sync(
-                    writer, self.provider, self.config, files, progress, reason, sessions, session_gate=gate
+                    writer,
+                    self.provider,
+                    self.config,
+                    files,
+                    progress,
+                    reason,
+                    sessions,
+                    session_gate=gate,
+                    chunk_progress=chunk_progress,
                 )
             else:
                 report = safe_reindex(
-                    writer, self._open_store, self.provider, self.config, files, progress, reason, sessions
+                    writer,
+                    self._open_store,
+                    self.provider,
+                    self.config,
+                    files,
+                    progress,
+                    reason,
+                    sessions,
+                    chunk_progress=chunk_progress,
                 )
                 report.full_reason = why
             self._mark_sessions_synced(writer, sessions)

@@ -29,6 +29,7 @@ EXPECTED_COLUMNS = {
     "embedding_cache": ("provider", "model", "provider_key", "hash", "embedding", "dims", "updated_at"),
 }
 CACHE_LOOKUP_BATCH = 400
+VEC0_MAX_K = 4096  # sqlite-vec's limit on k
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -66,6 +67,7 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 );
 CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS idx_chunks_source ON chunks(source);
+CREATE INDEX IF NOT EXISTS idx_chunks_path_source ON chunks(path, source);
 CREATE INDEX IF NOT EXISTS idx_embedding_cache_updated_at ON embedding_cache(updated_at);
 """
 
@@ -331,10 +333,9 @@ class Store:
 
     def delete_chunks_for(self, path: str, source: str) -> None:
         if self.vector.available and self.vector.dims is not None:
-            self.conn.execute(
-                "DELETE FROM chunks_vec WHERE id IN (SELECT id FROM chunks WHERE path = ? AND source = ?)",
-                (path, source),
-            )
+            # one primary-key delete per chunk: `id IN (subquery)` would scan the whole vec0 table
+            ids = self.conn.execute("SELECT id FROM chunks WHERE path = ? AND source = ?", (path, source)).fetchall()
+            self.conn.executemany("DELETE FROM chunks_vec WHERE id = ?", ids)
         if self.fts.available:
             # FTS rows share the chunk's rowid, so this is an indexed delete, not a scan of chunks_fts.
             self.conn.execute(
@@ -505,8 +506,8 @@ class Store:
 
     def _knn_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
         # vec0 (spec DDL, L2 metric) over unit vectors: cosine = 1 - d^2 / 2, same order as cosine distance.
-        total = self.vector_row_count()
-        k = min(limit, total)
+        # No COUNT(*) per query (a full scan of vec0): fewer hits than k means the table is exhausted.
+        k = limit
         results: list[SearchRow] = []
         while k > 0:
             rows = self.conn.execute(
@@ -514,9 +515,9 @@ class Store:
                 (vector_to_blob(query), k),
             ).fetchall()
             results = self._join_chunks(rows, model, sources)
-            if len(results) >= limit or k >= total:
+            if len(results) >= limit or len(rows) < k or k >= VEC0_MAX_K:
                 break
-            k = min(total, k * 4)  # filtered out by source/model: widen the net
+            k = min(k * 4, VEC0_MAX_K)  # filtered out by source/model: widen the net
         return results[:limit]
 
     def _join_chunks(self, hits: list[tuple[str, float]], model: str, sources: Sequence[str]) -> list[SearchRow]:

@@ -31,10 +31,14 @@ from .store import ChunkRow, FileRow, Store, remove_db_files
 from .workspace import MemoryFile
 
 ProgressFn = Callable[[int, int, str], None]
+# (chunks embedded or taken from the cache so far, chunks to embed in this sync): drives rate and ETA
+ChunkProgressFn = Callable[[int, int], None]
 FTS_ONLY_MODEL = "fts-only"
 MEMORY_SOURCE = "memory"
 SESSIONS_SOURCE = "sessions"
 EMBED_WINDOW_CHUNKS = 256
+# a local model embeds ~10-50 chunks/s: report after every step so progress moves (remote calls stay whole)
+LOCAL_EMBED_STEP = 64
 MAX_FILE_BYTES = 20_000_000
 BINARY_SNIFF_BYTES = 8192
 SKIPPED_HASH_PREFIX = "skipped:"
@@ -156,7 +160,13 @@ class _PendingFile:
 class Embedder:
     """Embeds chunk texts through the embedding cache; only cache misses reach the provider."""
 
-    def __init__(self, store: Store, provider: EmbeddingProvider | None, config: MemoryConfig) -> None:
+    def __init__(
+        self,
+        store: Store,
+        provider: EmbeddingProvider | None,
+        config: MemoryConfig,
+        on_chunks: Callable[[int], None] | None = None,
+    ) -> None:
         self.store = store
         self.provider = provider
         self.cache_enabled = config.cache.enabled
@@ -164,6 +174,11 @@ class Embedder:
         self.texts_embedded = 0
         self.cache_hits = 0
         self.seconds = 0.0
+        self.on_chunks = on_chunks  # called with how many more chunks are done (embedded or from the cache)
+
+    def _advance(self, count: int) -> None:
+        if self.on_chunks is not None and count:
+            self.on_chunks(count)
 
     def embed(self, chunks: Sequence[Chunk]) -> list[np.ndarray | None]:
         provider = self.provider
@@ -175,6 +190,7 @@ class Embedder:
             cached = self.store.cache_get(provider.id, provider.model, provider.provider_key, hashes)
         self.cache_hits += sum(1 for h in hashes if h in cached)
         missing = {c.hash: c.text for c in chunks if c.hash not in cached}
+        self._advance(len(chunks) - sum(1 for c in chunks if c.hash in missing))
         if missing:
             fresh = self._embed_missing(provider, missing)
             cached.update(fresh)
@@ -186,7 +202,7 @@ class Embedder:
     def _embed_missing(self, provider: EmbeddingProvider, missing: dict[str, str]) -> dict[str, np.ndarray]:
         keys = list(missing)
         started = time.perf_counter()
-        vectors = np.asarray(provider.embed_batch([missing[k] for k in keys]), dtype=np.float32)
+        vectors = self._embed_in_steps(provider, keys, missing)
         self.seconds += time.perf_counter() - started
         if vectors.ndim != 2 or vectors.shape[0] != len(keys):
             raise EmbeddingError(
@@ -196,11 +212,39 @@ class Embedder:
             raise EmbeddingError(f"embedding dimension mismatch: expected {provider.dims}, got {vectors.shape[1]}")
         self.texts_embedded += len(keys)
         fresh = dict(zip(keys, vectors, strict=True))
+        if not self.step_progress(provider):
+            self._advance(len(keys))
         if self.cache_enabled:
             with self.store.transaction():
                 self.store.cache_put(provider.id, provider.model, provider.provider_key, fresh.items())
                 self.store.cache_evict(self.max_entries)
         return fresh
+
+
+    @staticmethod
+    def step_progress(provider: EmbeddingProvider) -> bool:
+        """Local models are slow per text: embed them in steps and report after each one."""
+        return provider.id == "local"
+
+    def _embed_in_steps(self, provider: EmbeddingProvider, keys: list[str], missing: dict[str, str]) -> np.ndarray:
+        """All vectors for `keys` in order; local models get length-sorted steps (padding stays small)."""
+        if not self.step_progress(provider) or len(keys) <= LOCAL_EMBED_STEP:
+            vectors = np.asarray(provider.embed_batch([missing[k] for k in keys]), dtype=np.float32)
+            if self.step_progress(provider):
+                self._advance(len(keys))
+            return vectors
+        order = sorted(range(len(keys)), key=lambda i: len(missing[keys[i]]))
+        parts: list[np.ndarray] = []
+        for start in range(0, len(order), LOCAL_EMBED_STEP):
+            step = order[start : start + LOCAL_EMBED_STEP]
+            parts.append(np.asarray(provider.embed_batch([missing[keys[i]] for i in step]), dtype=np.float32))
+            self._advance(len(step))
+        if any(p.ndim != 2 or p.shape[0] == 0 for p in parts):
+            raise EmbeddingError("embedding provider returned no vectors for a batch")
+        stacked = np.concatenate(parts)
+        result = np.empty_like(stacked)
+        result[np.asarray(order)] = stacked
+        return result
 
 
 def _unchanged_on_disk(row: FileRow | None, file: MemoryFile | SessionFile) -> bool:
@@ -347,8 +391,13 @@ def incremental_sync(
     reason: str = "manual",
     sessions: Sequence[SessionFile] | None = None,
     session_gate: SessionGate | None = None,
+    chunk_progress: ChunkProgressFn | None = None,
 ) -> SyncReport:
-    """Index new and changed files (and transcripts, when given), drop vanished ones, then record the meta."""
+    """Index new and changed files (and transcripts, when given), drop vanished ones, then record the meta.
+
+    `progress` counts files written; `chunk_progress` counts chunks embedded (or found in the cache),
+    which is where the time goes with a local model.
+    """
     started = time.perf_counter()
     report = SyncReport(reason=reason, files_scanned=len(files) + len(sessions or []))
     report.files_deleted = _delete_vanished(store, MEMORY_SOURCE, {f.path for f in files})
@@ -358,8 +407,19 @@ def incremental_sync(
     pending = _read_changed(store, files, config, report)
     if sessions is not None:
         pending += _read_changed_sessions(store, sessions, config, report, session_gate)
-    embedder = Embedder(store, provider, config)
+    total_chunks = sum(len(item.chunks) for item in pending)
+    chunks_done = 0
+
+    def on_chunks(count: int) -> None:
+        nonlocal chunks_done
+        chunks_done += count
+        if chunk_progress is not None:
+            chunk_progress(chunks_done, total_chunks)
+
+    embedder = Embedder(store, provider, config, on_chunks if provider is not None else None)
     model = index_model(provider)
+    if chunk_progress is not None:
+        chunk_progress(0, total_chunks)
     if provider is not None and provider.dims is not None:
         store.ensure_vector_table(provider.dims)
     done = 0
@@ -378,6 +438,8 @@ def incremental_sync(
             report.chunks_indexed += len(item.chunks)
             if progress:
                 progress(done, len(pending), item.file.path)
+            if provider is None:
+                on_chunks(len(item.chunks))
 
     meta = expected_meta(provider, config)
     if provider is not None and meta["vectorDims"] is None:
@@ -405,6 +467,7 @@ def safe_reindex(
     progress: ProgressFn | None = None,
     reason: str = "manual",
     sessions: Sequence[SessionFile] | None = None,
+    chunk_progress: ChunkProgressFn | None = None,
 ) -> SyncReport:
     """Rebuild the whole index in a temp DB (cache seeded from the live one), then swap it in atomically.
 
@@ -415,7 +478,9 @@ def safe_reindex(
     tmp_store = open_store(tmp_path)
     try:
         tmp_store.copy_cache_from(live.path)
-        report = incremental_sync(tmp_store, provider, config, files, progress, reason, sessions)
+        report = incremental_sync(
+            tmp_store, provider, config, files, progress, reason, sessions, chunk_progress=chunk_progress
+        )
         report.full_reindex = True
         live.replace_contents(tmp_store)
         return report

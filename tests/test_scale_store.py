@@ -1,0 +1,130 @@
+"""Scale work must not change behaviour: deletes are exact, fast vector search is exact, progress counts chunks."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+from conftest import HashingProvider, write
+
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec "
+    "romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fjord garnet "
+    "harbor iris jasper kelp lotus maple nectar onyx pearl quartz raven sage topaz umber violet willow"
+).split()
+
+
+def _random_workspace(root: Path, files: int, seed: int = 3) -> dict[str, str]:
+    """Files of random word salad (distinct vectors, no ties), each with a unique marker word."""
+    rng = random.Random(seed)
+    texts = {}
+    for i in range(files):
+        lines = [" ".join(rng.choices(WORDS, k=12)) for _ in range(rng.randint(2, 40))]
+        text = f"# note {i}\n\nmarker{i:03d} " + "\n".join(lines) + "\n"
+        rel = f"memory/n{i:03d}.md"
+        write(root, rel, text)
+        texts[rel] = text
+    return texts
+
+
+def _rows_per_path(index) -> dict[str, int]:
+    rows = index.store.conn.execute("SELECT path, count(*) FROM chunks GROUP BY path").fetchall()
+    return dict(rows)
+
+
+def test_deleting_one_file_leaves_every_other_files_rows(tmp_path: Path, make_index) -> None:
+    ws = tmp_path / "ws"
+    texts = _random_workspace(ws, 12)
+    provider = HashingProvider(dims=64)
+    index = make_index(ws, provider)
+    index.sync()
+    before = _rows_per_path(index)
+    chunks = index.store.conn.execute("SELECT id, path, text FROM chunks").fetchall()
+    vectors_before = index.store.vector_row_count()
+    victim = "memory/n005.md"
+    assert before[victim] >= 1
+
+    (ws / victim).unlink()
+    report = index.sync()
+    assert report.files_deleted == 1
+
+    after = _rows_per_path(index)
+    assert victim not in after
+    assert after == {p: n for p, n in before.items() if p != victim}
+    assert index.store.vector_row_count() == vectors_before - before[victim]
+    assert not index.search("marker005", mode="keyword").results
+    for i, rel in enumerate(texts):
+        if rel == victim:
+            continue
+        hits = index.search(f"marker{i:03d}", mode="keyword").results
+        assert [h.path for h in hits][:1] == [rel], rel  # FTS rows of every other file are intact
+    for chunk_id, path, text in chunks:
+        top = index.store.vector_search(provider._vector(text), provider.model, ["memory"], 5)
+        if path == victim:
+            assert all(hit.path != victim for hit in top)
+        else:
+            assert top[0].id == chunk_id and top[0].score > 0.999  # and so are their vectors
+
+
+def test_vector_search_returns_the_brute_force_top_k(tmp_path: Path, make_index) -> None:
+    ws = tmp_path / "ws"
+    _random_workspace(ws, 30, seed=11)
+    provider = HashingProvider(dims=48)
+    index = make_index(ws, provider)
+    index.sync()
+    rows = index.store.conn.execute("SELECT id, text FROM chunks").fetchall()
+    assert len(rows) > 40
+    matrix = np.stack([provider._vector(text) for _, text in rows])
+    rng = random.Random(5)
+    for _ in range(15):
+        query = provider._vector(" ".join(rng.choices(WORDS, k=6)))
+        sims = matrix @ query
+        order = np.argsort(-sims, kind="stable")[:10]
+        expected = [(rows[i][0], float(sims[i])) for i in order]
+        got = index.store.vector_search(query, provider.model, ["memory"], 10)
+        assert len(got) == 10
+        np.testing.assert_allclose([g.score for g in got], [s for _, s in expected], atol=1e-5)
+        # same ids, up to the order of exact ties
+        assert {g.id for g in got if g.score > expected[-1][1] + 1e-6} <= {i for i, _ in expected}
+        assert {i for i, s in expected if s > expected[-1][1] + 1e-6} <= {g.id for g in got}
+
+
+class SteppedProvider(HashingProvider):
+    """A provider the indexer treats as a slow local model: it embeds in steps and reports each one."""
+
+    id = "local"
+
+
+def test_progress_callback_reports_embedded_chunks(tmp_path: Path, make_index) -> None:
+    ws = tmp_path / "ws"
+    _random_workspace(ws, 120, seed=4)
+    provider = SteppedProvider(dims=32)
+    index = make_index(ws, provider, config={"cache": {"enabled": True}})
+    seen: list[tuple[int, int]] = []
+    report = index.sync(chunk_progress=lambda done, total: seen.append((done, total)))
+    total = report.chunks_indexed
+    assert total > 64
+    assert seen[0] == (0, total)
+    assert seen[-1] == (total, total)
+    assert all(t == total for _, t in seen)
+    dones = [d for d, _ in seen]
+    assert dones == sorted(dones)
+    assert len([d for d in dones if 0 < d < total]) >= 1  # it moves during the embedding, not only at the end
+    assert provider.texts_embedded == report.texts_embedded
+
+    # a forced rebuild takes every vector from the cache: progress still reaches the total
+    seen.clear()
+    report = index.sync(force=True, chunk_progress=lambda done, total: seen.append((done, total)))
+    assert report.cache_hits == report.chunks_indexed
+    assert seen[-1] == (report.chunks_indexed, report.chunks_indexed)
+
+
+def test_keyword_only_progress_counts_chunks_written(tmp_path: Path, make_index) -> None:
+    ws = tmp_path / "ws"
+    _random_workspace(ws, 8, seed=9)
+    index = make_index(ws, None)
+    seen: list[tuple[int, int]] = []
+    report = index.sync(chunk_progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (report.chunks_indexed, report.chunks_indexed)
+    assert len(seen) == 1 + 8
