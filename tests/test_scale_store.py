@@ -2,17 +2,65 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
 import numpy as np
+
 from conftest import HashingProvider, write
 
-WORDS = (
-    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec "
-    "romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fjord garnet "
-    "harbor iris jasper kelp lotus maple nectar onyx pearl quartz raven sage topaz umber violet willow"
-).split()
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+    "uniform",
+    "victor",
+    "whiskey",
+    "xray",
+    "yankee",
+    "zulu",
+    "amber",
+    "basil",
+    "cedar",
+    "dune",
+    "ember",
+    "fjord",
+    "garnet",
+    "harbor",
+    "iris",
+    "jasper",
+    "kelp",
+    "lotus",
+    "maple",
+    "nectar",
+    "onyx",
+    "pearl",
+    "quartz",
+    "raven",
+    "sage",
+    "topaz",
+    "umber",
+    "violet",
+    "willow",
+]
 
 
 def _random_workspace(root: Path, files: int, seed: int = 3) -> dict[str, str]:
@@ -128,3 +176,64 @@ def test_keyword_only_progress_counts_chunks_written(tmp_path: Path, make_index)
     report = index.sync(chunk_progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (report.chunks_indexed, report.chunks_indexed)
     assert len(seen) == 1 + 8
+
+
+def test_a_chunk_with_several_windows_scores_as_its_best_window(tmp_path: Path) -> None:
+    from mdrecall.store import ChunkRow, Store
+
+    store = Store(tmp_path / "w.sqlite")
+    eye = np.eye(4, dtype=np.float32)
+    rows = [
+        ChunkRow("a", "a.md", "memory", 1, 9, "ha", "m", "text a", np.stack([eye[0], eye[1]])),
+        ChunkRow("b", "b.md", "memory", 1, 9, "hb", "m", "text b", eye[2]),
+        ChunkRow("c", "c.md", "memory", 1, 9, "hc", "m", "text c", np.stack([eye[3], (eye[1] + eye[2]) / 2**0.5])),
+    ]
+    with store.transaction():
+        store.insert_chunks(rows)
+    got = store.vector_search(eye[1], "m", ["memory"], 3)
+    assert [g.id for g in got] == ["a", "c", "b"]
+    np.testing.assert_allclose([g.score for g in got], [1.0, 2**-0.5, 0.0], atol=1e-6)
+    with store.transaction():
+        store.delete_chunks_for("a.md", "memory")
+    assert [g.id for g in store.vector_search(eye[1], "m", ["memory"], 3)] == ["c", "b"]
+    assert store.vector_search(eye[1], "other-model", ["memory"], 3) == []
+    store.close()
+
+
+def test_vectors_are_float32_blobs_and_the_spec_json_column_is_opt_in(tmp_path: Path, make_index, workspace) -> None:
+    index = make_index(workspace, HashingProvider(dims=16))
+    index.sync()
+    conn = index.store.conn
+    assert {r[0] for r in conn.execute("SELECT embedding FROM chunks")} == {""}
+    assert {r[0] for r in conn.execute("SELECT typeof(embedding) FROM chunk_vectors")} == {"blob"}
+    assert {r[0] for r in conn.execute("SELECT length(embedding) FROM embedding_cache")} == {64}
+    spec = make_index(
+        workspace,
+        HashingProvider(dims=16),
+        config={"store": {"vector": {"jsonEmbeddings": True}}},
+        db_path=workspace.parent / "spec.sqlite",
+    )
+    spec.sync()
+    stored = spec.store.conn.execute("SELECT embedding FROM chunks LIMIT 1").fetchone()[0]
+    assert len(json.loads(stored)) == 16
+
+
+def test_a_version_1_index_is_rebuilt_in_the_compact_format(tmp_path: Path, make_index, workspace) -> None:
+    import apsw
+
+    from mdrecall.config import parse_config
+    from mdrecall.sync import expected_meta
+
+    meta = expected_meta(None, parse_config({}))
+    del meta["storage"]  # what a version-1 index recorded
+    db = tmp_path / "old.sqlite"
+    old = apsw.Connection(str(db))
+    old.execute("PRAGMA user_version = 1")
+    old.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    old.execute("INSERT INTO meta VALUES ('memory_index_meta_v1', ?)", (json.dumps(meta),))
+    old.close()
+    index = make_index(workspace, None, db_path=db)
+    assert "storage format" in index.full_reindex_reason()
+    index.sync()
+    assert index.search("a828e60", mode="keyword").results
+    assert index.store.conn.execute("PRAGMA user_version").fetchone()[0] == 2

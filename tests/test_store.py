@@ -14,10 +14,10 @@ def _tables(store: Store) -> dict[str, str]:
 
 
 def test_schema_has_exactly_the_spec_tables_and_indexes(tmp_path: Path) -> None:
-    store = Store(tmp_path / "a.sqlite")
+    store = Store(tmp_path / "a.sqlite", engine="sqlite-vec")
     store.ensure_vector_table(8)
     objects = _tables(store)
-    for table in ("meta", "files", "chunks", "embedding_cache", "chunks_fts", "chunks_vec"):
+    for table in ("meta", "files", "chunks", "embedding_cache", "chunks_fts", "chunks_vec", "chunk_vectors"):
         assert objects.get(table) == "table", table
     for index in ("idx_chunks_path", "idx_chunks_source", "idx_embedding_cache_updated_at"):
         assert objects.get(index) == "index", index
@@ -43,14 +43,14 @@ def test_schema_has_exactly_the_spec_tables_and_indexes(tmp_path: Path) -> None:
 
 
 def test_vec_table_is_recreated_when_dims_change(tmp_path: Path) -> None:
-    store = Store(tmp_path / "a.sqlite")
+    store = Store(tmp_path / "a.sqlite", engine="sqlite-vec")
     store.ensure_vector_table(4)
     store.conn.execute("INSERT INTO chunks_vec(id, embedding) VALUES('x', ?)", (np.ones(4, np.float32).tobytes(),))
     store.ensure_vector_table(6)
     assert store.vector.dims == 6
-    assert store.vector_row_count() == 0
+    assert store.conn.execute("SELECT COUNT(*) FROM chunks_vec").fetchone()[0] == 0
     store.close()
-    reopened = Store(tmp_path / "a.sqlite")
+    reopened = Store(tmp_path / "a.sqlite", engine="sqlite-vec")
     assert reopened.vector.dims == 6
     reopened.close()
 

@@ -81,6 +81,10 @@ class LocalConfig(_Section):
 class VectorStoreConfig(_Section):
     enabled: bool = True
     extension_path: str | None = None
+    # "numpy": exact search over a float32 matrix (measured faster, README "Benchmarks"); "sqlite-vec": the
+    # spec's vec0 table and KNN query. jsonEmbeddings also writes the spec's JSON copy into chunks.embedding.
+    engine: Literal["numpy", "sqlite-vec"] = "numpy"
+    json_embeddings: bool = False
 
 
 class StoreConfig(_Section):

@@ -77,7 +77,13 @@ class MemoryIndex:
 
     def _open_store(self, path: Path) -> Store:
         vector_cfg = self.config.store.vector
-        return Store(path, vector_enabled=vector_cfg.enabled, extension_path=vector_cfg.extension_path)
+        return Store(
+            path,
+            vector_enabled=vector_cfg.enabled,
+            extension_path=vector_cfg.extension_path,
+            engine=vector_cfg.engine,
+            json_embeddings=vector_cfg.json_embeddings,
+        )
 
     @property
     def store(self) -> Store:

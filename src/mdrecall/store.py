@@ -10,24 +10,33 @@ import contextlib
 import json
 import os
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import apsw
 import numpy as np
 
 from .fts_text import index_text
+from .vector_index import VectorMatrix
 
 META_KEY = "memory_index_meta_v1"
-SCHEMA_VERSION = 1
+VECTOR_GENERATION_KEY = "vector_generation"
+# 2: vectors as float32 blobs in chunk_vectors (one row per chunk window), cache as float32 blobs, contentless
+# FTS. A version-1 file still opens (same spec tables); its meta lacks the storage format, so the next sync
+# rebuilds it in the new format (reusing its embedding cache).
+SCHEMA_VERSION = 2
+STORAGE_FORMAT = 2
 EXPECTED_COLUMNS = {
     "meta": ("key", "value"),
     "files": ("path", "source", "hash", "mtime", "size"),
     "chunks": ("id", "path", "source", "start_line", "end_line", "hash", "model", "text", "embedding", "updated_at"),
     "embedding_cache": ("provider", "model", "provider_key", "hash", "embedding", "dims", "updated_at"),
+    "chunk_vectors": ("chunk_rowid", "window", "embedding"),
 }
+VectorEngine = Literal["numpy", "sqlite-vec"]
 CACHE_LOOKUP_BATCH = 400
 VEC0_MAX_K = 4096  # sqlite-vec's limit on k
 
@@ -65,12 +74,24 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
   updated_at INTEGER NOT NULL,
   PRIMARY KEY (provider, model, provider_key, hash)
 );
+-- Departure from the spec (measured, see README "Benchmarks"): vectors live here as float32 blobs, one row
+-- per embedded window of a chunk (a chunk scores as its best window); chunks.embedding holds '' unless
+-- store.vector.jsonEmbeddings asks for the spec's JSON copy. mdrecall never shares this file with OpenClaw.
+CREATE TABLE IF NOT EXISTS chunk_vectors (
+  chunk_rowid INTEGER NOT NULL,
+  window INTEGER NOT NULL DEFAULT 0,
+  embedding BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_chunk_vectors_chunk ON chunk_vectors(chunk_rowid);
 CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS idx_chunks_source ON chunks(source);
 CREATE INDEX IF NOT EXISTS idx_chunks_path_source ON chunks(path, source);
 CREATE INDEX IF NOT EXISTS idx_embedding_cache_updated_at ON embedding_cache(updated_at);
 """
 
+# The spec's columns, but contentless: the text is stored once (in chunks), the FTS table keeps only its
+# inverted index, keyed by the chunk's rowid. The indexed text may differ from the chunk text (segmented CJK,
+# context prefixes); contentless_delete lets a row go by rowid without repeating that text.
 FTS_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
   text,
@@ -79,7 +100,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
   source UNINDEXED,
   model UNINDEXED,
   start_line UNINDEXED,
-  end_line UNINDEXED
+  end_line UNINDEXED,
+  content='',
+  contentless_delete=1
 );
 """
 
@@ -152,10 +175,27 @@ def vector_to_blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
+def blob_to_vector(value: bytes | str) -> np.ndarray:
+    """A stored vector: a float32 blob, or JSON text (the spec's format, and caches from version-1 files)."""
+    if isinstance(value, bytes):
+        return np.frombuffer(value, dtype=np.float32).copy()
+    return np.asarray(json.loads(value), dtype=np.float32)
+
+
 def _vector_to_json(vector: np.ndarray | None) -> str:
     if vector is None:
         return "[]"
     return json.dumps([round(float(x), 8) for x in np.asarray(vector, dtype=np.float32)])
+
+
+def _windows_of(vector: np.ndarray | None) -> np.ndarray | None:
+    """A chunk's vectors as a (windows, dims) float32 matrix: one row per window (one for most chunks)."""
+    if vector is None:
+        return None
+    arr = np.asarray(vector, dtype=np.float32)
+    if arr.size == 0:
+        return None
+    return arr.reshape(1, -1) if arr.ndim == 1 else arr
 
 
 def _sqlite_vec_path(extension_path: str | None) -> str:
@@ -167,23 +207,40 @@ def _sqlite_vec_path(extension_path: str | None) -> str:
 
 
 class Store:
-    """A connection to one index file with the schema in place."""
+    """A connection to one index file with the schema in place.
 
-    def __init__(self, path: Path, vector_enabled: bool = True, extension_path: str | None = None) -> None:
+    `engine` picks the vector search: "numpy" (default, exact, over a float32 matrix read from
+    chunk_vectors) or "sqlite-vec" (the spec's vec0 table `chunks_vec`, kept in step, queried by KNN).
+    `json_embeddings` also writes the spec's JSON vector into chunks.embedding (off: it would double the file).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        vector_enabled: bool = True,
+        extension_path: str | None = None,
+        engine: VectorEngine = "numpy",
+        json_embeddings: bool = False,
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.engine: VectorEngine = engine
+        self.json_embeddings = json_embeddings
+        self._matrix: VectorMatrix | None = None
+        self._matrix_token: tuple[int, str | None] | None = None
         try:
             self.conn = apsw.Connection(str(self.path))
         except apsw.Error as err:
             raise StoreCorruptError(f"cannot open index file: {err}") from err
         try:
             self.conn.set_busy_timeout(30_000)
-            self._check_schema_version()
+            version = self._check_schema_version()
             self._check_columns()
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute(SCHEMA)
-            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            if version == 0:
+                self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except (apsw.CorruptError, apsw.NotADBError, apsw.SQLError) as err:
             self.close()
             raise StoreCorruptError(f"index file is corrupt: {err}") from err
@@ -195,11 +252,12 @@ class Store:
         if self.vector.available:
             self.vector.dims = self._vec_table_dims()
 
-    def _check_schema_version(self) -> None:
+    def _check_schema_version(self) -> int:
         """Refuse files written by an unknown schema version (the caller rebuilds them from markdown)."""
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (0, SCHEMA_VERSION):
+        if version not in (0, 1, SCHEMA_VERSION):
             raise StoreCorruptError(f"index schema version {version} is not supported (expected {SCHEMA_VERSION})")
+        return int(version)
 
     def _check_columns(self) -> None:
         """Tables that exist with other columns (another tool's file, an old layout) are not ours."""
@@ -230,6 +288,10 @@ class Store:
             return VectorState(enabled=True, available=False, extension_path=extension_path, load_error=str(err))
 
     def _vec_table_dims(self) -> int | None:
+        """Width of the stored vectors: chunks_vec's declared width (vec0 engine) or the first stored blob."""
+        if not self.uses_vec0:
+            first = self.conn.execute("SELECT length(embedding) FROM chunk_vectors LIMIT 1").fetchone()
+            return int(first[0]) // 4 if first and first[0] else None
         row = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
         if not row or not row[0]:
             return None
@@ -240,10 +302,17 @@ class Store:
         end = sql.find("]", start)
         return int(sql[start + 6 : end])
 
+    @property
+    def uses_vec0(self) -> bool:
+        """The spec's vec0 table is kept and queried only with engine "sqlite-vec" (and the extension loaded)."""
+        return self.engine == "sqlite-vec" and self.vector.available
+
     def ensure_vector_table(self, dims: int) -> bool:
-        """Create chunks_vec for `dims`, dropping and refilling it when the width changed."""
-        if not self.vector.available:
-            return False
+        """Create chunks_vec for `dims` (vec0 engine only), dropping and refilling it when the width changed."""
+        if not self.uses_vec0:
+            if self.vector.available:
+                self.vector.dims = dims
+            return self.vector.available
         if self.vector.dims == dims:
             return True
         with self.transaction():
@@ -256,6 +325,7 @@ class Store:
         return True
 
     def close(self) -> None:
+        self._matrix = None
         with contextlib.suppress(apsw.Error):
             self.conn.close()
 
@@ -268,6 +338,7 @@ class Store:
         """
         with self.conn.backup("main", source.conn, "main") as backup:
             backup.step(-1)
+        self._matrix = None
         self.refresh_vector_state()
 
     def refresh_vector_state(self) -> None:
@@ -312,6 +383,11 @@ class Store:
             (key, value),
         )
 
+    def _vectors_changed(self) -> None:
+        """Renew the generation token: every connection's cached matrix is stale from this commit on."""
+        self._matrix = None
+        self.write_meta_value(VECTOR_GENERATION_KEY, uuid.uuid4().hex)
+
     # -- files and chunks --------------------------------------------------------------------------
 
     def get_files(self, source: str) -> dict[str, FileRow]:
@@ -332,25 +408,31 @@ class Store:
         self.conn.execute("DELETE FROM files WHERE path = ? AND source = ?", (path, source))
 
     def delete_chunks_for(self, path: str, source: str) -> None:
-        if self.vector.available and self.vector.dims is not None:
-            # one primary-key delete per chunk: `id IN (subquery)` would scan the whole vec0 table
-            ids = self.conn.execute("SELECT id FROM chunks WHERE path = ? AND source = ?", (path, source)).fetchall()
-            self.conn.executemany("DELETE FROM chunks_vec WHERE id = ?", ids)
+        """Every row of one file's chunks, each removed by key (never a scan of a table)."""
+        rows = self.conn.execute("SELECT rowid, id FROM chunks WHERE path = ? AND source = ?", (path, source))
+        found = rows.fetchall()
+        if not found:
+            return
+        rowids = [(r[0],) for r in found]
+        before = self.conn.total_changes()
+        self.conn.executemany("DELETE FROM chunk_vectors WHERE chunk_rowid = ?", rowids)
+        deleted_vectors = self.conn.total_changes() - before
+        if self.uses_vec0 and self.vector.dims is not None:
+            self.conn.executemany("DELETE FROM chunks_vec WHERE id = ?", [(r[1],) for r in found])
         if self.fts.available:
-            # FTS rows share the chunk's rowid, so this is an indexed delete, not a scan of chunks_fts.
-            self.conn.execute(
-                "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE path = ? AND source = ?)",
-                (path, source),
-            )
+            self.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", rowids)
         self.conn.execute("DELETE FROM chunks WHERE path = ? AND source = ?", (path, source))
+        if deleted_vectors:
+            self._vectors_changed()
 
     def insert_chunks(self, rows: Sequence[ChunkRow]) -> None:
-        """Write new chunks to chunks, chunks_vec (when loaded and the row has a vector) and chunks_fts.
-
-        The caller removes a file's previous chunks first (`delete_chunks_for`), so plain INSERTs suffice.
-        """
+        """Write new chunks to chunks, chunk_vectors (one row per window), chunks_fts, and chunks_vec (vec0
+        engine only). The caller removes a file's previous chunks first (`delete_chunks_for`)."""
         stamp = now_ms()
+        wrote_vectors = False
         for row in rows:
+            windows = _windows_of(row.embedding)
+            spec_json = _vector_to_json(windows[0]) if self.json_embeddings and windows is not None else ""
             self.conn.execute(
                 "INSERT INTO chunks(id, path, source, start_line, end_line, hash, model, text, "
                 "embedding, updated_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -363,32 +445,27 @@ class Store:
                     row.hash,
                     row.model,
                     row.text,
-                    _vector_to_json(row.embedding),
+                    spec_json,
                     stamp,
                 ),
             )
             rowid = self.conn.last_insert_rowid()
-            if row.embedding is not None and self.vector.available and self.vector.dims == len(row.embedding):
-                # an orphan vector row (e.g. left by a crash between tables) must not block the insert
-                self.conn.execute("DELETE FROM chunks_vec WHERE id = ?", (row.id,))
-                self.conn.execute(
-                    "INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (row.id, vector_to_blob(row.embedding))
+            if windows is not None:
+                self.conn.executemany(
+                    "INSERT INTO chunk_vectors(chunk_rowid, window, embedding) VALUES(?, ?, ?)",
+                    [(rowid, i, vector_to_blob(w)) for i, w in enumerate(windows)],
                 )
+                wrote_vectors = True
+                if self.uses_vec0 and self.vector.dims == windows.shape[1]:
+                    # an orphan vector row (e.g. left by a crash between tables) must not block the insert
+                    self.conn.execute("DELETE FROM chunks_vec WHERE id = ?", (row.id,))
+                    self.conn.execute(
+                        "INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (row.id, vector_to_blob(windows[0]))
+                    )
             if self.fts.available:
-                self.conn.execute(
-                    "INSERT INTO chunks_fts(rowid, text, id, path, source, model, start_line, end_line) "
-                    "VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        rowid,
-                        index_text(row.text),
-                        row.id,
-                        row.path,
-                        row.source,
-                        row.model,
-                        row.start_line,
-                        row.end_line,
-                    ),
-                )
+                self.conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)", (rowid, index_text(row.text)))
+        if wrote_vectors:
+            self._vectors_changed()
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Files and chunks per source."""
@@ -400,9 +477,8 @@ class Store:
         return result
 
     def vector_row_count(self) -> int:
-        if not (self.vector.available and self.vector.dims):
-            return 0
-        return int(self.conn.execute("SELECT COUNT(*) FROM chunks_vec").fetchone()[0])
+        """Chunks with at least one vector (status and probes only; searches never count)."""
+        return int(self.conn.execute("SELECT COUNT(DISTINCT chunk_rowid) FROM chunk_vectors").fetchone()[0])
 
     # -- embedding cache ---------------------------------------------------------------------------
 
@@ -414,12 +490,15 @@ class Store:
             batch = wanted[start : start + CACHE_LOOKUP_BATCH]
             marks = ",".join("?" * len(batch))
             rows = self.conn.execute(
-                f"SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? "
+                f"SELECT hash, embedding, dims FROM embedding_cache WHERE provider = ? AND model = ? "
                 f"AND provider_key = ? AND hash IN ({marks})",
                 (provider, model, provider_key, *batch),
             )
-            for text_hash, blob in rows:
-                found[text_hash] = np.asarray(json.loads(blob), dtype=np.float32)
+            for text_hash, blob, dims in rows:
+                vector = blob_to_vector(blob)
+                if dims and vector.size != dims:  # several windows, stored as one (windows * dims) blob
+                    vector = vector.reshape(-1, dims)
+                found[text_hash] = vector
         return found
 
     def cache_touch(self, provider: str, model: str, provider_key: str, hashes: Iterable[str]) -> None:
@@ -435,13 +514,16 @@ class Store:
     def cache_put(
         self, provider: str, model: str, provider_key: str, entries: Iterable[tuple[str, np.ndarray]]
     ) -> None:
+        """Store vectors as float32 blobs (dims = the width of one vector; windows are stacked)."""
         stamp = now_ms()
         for text_hash, vector in entries:
+            arr = np.asarray(vector, dtype=np.float32)
+            dims = int(arr.shape[-1]) if arr.ndim else 0
             self.conn.execute(
                 "INSERT INTO embedding_cache(provider, model, provider_key, hash, embedding, dims, updated_at) "
                 "VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(provider, model, provider_key, hash) DO UPDATE SET "
                 "embedding = excluded.embedding, dims = excluded.dims, updated_at = excluded.updated_at",
-                (provider, model, provider_key, text_hash, _vector_to_json(vector), len(vector), stamp),
+                (provider, model, provider_key, text_hash, vector_to_blob(arr), dims, stamp),
             )
 
     def cache_evict(self, max_entries: int | None) -> int:
@@ -485,24 +567,96 @@ class Store:
     # -- queries -----------------------------------------------------------------------------------
 
     def keyword_search(self, fts_query: str, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
-        """FTS5 MATCH ranked by bm25 (lower is better); the score field holds the raw bm25 rank."""
-        if not self.fts.available:
+        """FTS5 MATCH ranked by bm25 (lower is better); the score field holds the raw bm25 rank.
+
+        FTS5 ranks inside the index (`ORDER BY rank LIMIT`), then the few best rows are joined to chunks and
+        filtered by model and source. Filtering first would read a chunk row for every match: 100k of them
+        for common words. If the filter drops rows, the net widens until enough pass or matches run out.
+        """
+        if not self.fts.available or limit <= 0:
             return []
-        marks = ",".join("?" * len(sources))
-        sql = (
-            "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, bm25(chunks_fts) AS rank "
-            "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-            f"WHERE chunks_fts MATCH ? AND chunks_fts.model = ? AND chunks_fts.source IN ({marks}) "
-            "ORDER BY rank ASC LIMIT ?"
-        )
-        rows = self.conn.execute(sql, (fts_query, model, *sources, limit))
-        return [SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(r[6])) for r in rows]
+        wanted = set(sources)
+        k = limit
+        while True:
+            hits = self.conn.execute(
+                "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
+                (fts_query, k),
+            ).fetchall()
+            rows = self._chunks_by_rowid([h[0] for h in hits])
+            out = []
+            for rowid, rank in hits:
+                r = rows.get(rowid)
+                if r is None or r[2] not in wanted or r[6] != model:
+                    continue
+                out.append(SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(rank)))
+            if len(out) >= limit or len(hits) < k:
+                return out[:limit]
+            k *= 4
+
+    def _chunks_by_rowid(self, rowids: Sequence[int]) -> dict[int, tuple]:
+        found: dict[int, tuple] = {}
+        for start in range(0, len(rowids), CACHE_LOOKUP_BATCH):
+            batch = rowids[start : start + CACHE_LOOKUP_BATCH]
+            marks = ",".join("?" * len(batch))
+            for r in self.conn.execute(
+                f"SELECT rowid, id, path, source, start_line, end_line, text, model FROM chunks "
+                f"WHERE rowid IN ({marks})",
+                tuple(batch),
+            ):
+                found[r[0]] = r[1:]
+        return found
 
     def vector_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
-        """Top chunks by cosine similarity: sqlite-vec KNN when loaded, numpy over stored JSON otherwise."""
-        if self.vector.available and self.vector.dims == len(query):
+        """Top chunks by cosine similarity, each scored by its best window, exact.
+
+        The numpy engine (default) multiplies a cached float32 matrix of every window by the query; the
+        "sqlite-vec" engine asks vec0 for the k nearest. Both filter by model and source after ranking and
+        widen the net when the filter drops rows; neither counts the table per query.
+        """
+        if limit <= 0:
+            return []
+        if self.uses_vec0 and self.vector.dims == len(query):
             return self._knn_search(query, model, sources, limit)
-        return self._numpy_search(query, model, sources, limit)
+        matrix = self.vector_matrix()
+        if matrix is None or len(matrix) == 0 or matrix.dims != len(query):
+            return []
+        wanted = set(sources)
+        k = limit
+        while True:
+            rowids, scores = matrix.top(query, k)
+            rows = self._chunks_by_rowid([int(r) for r in rowids])
+            out = []
+            for rowid, score in zip(rowids.tolist(), scores.tolist(), strict=True):
+                r = rows.get(rowid)
+                if r is None or r[2] not in wanted or r[6] != model:
+                    continue
+                out.append(SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(score)))
+            if len(out) >= limit or k >= len(matrix):
+                return out[:limit]
+            k *= 4
+
+    def vector_matrix(self) -> VectorMatrix | None:
+        """Every stored window as one matrix, read once and kept while the vectors stay the same.
+
+        Another connection's commit changes `PRAGMA data_version`; only when it does is the generation
+        token read, and only a new token (some vector written or deleted) re-reads the matrix.
+        """
+        data_version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._matrix is not None and self._matrix_token is not None and self._matrix_token[0] == data_version:
+            return self._matrix
+        token = self.read_meta_value(VECTOR_GENERATION_KEY)
+        if self._matrix is not None and self._matrix_token is not None and self._matrix_token[1] == token:
+            self._matrix_token = (data_version, token)
+            return self._matrix
+        first = self.conn.execute("SELECT length(embedding) FROM chunk_vectors LIMIT 1").fetchone()
+        if not first or not first[0]:
+            self._matrix, self._matrix_token = None, (data_version, token)
+            return None
+        dims = int(first[0]) // 4
+        rows = self.conn.execute("SELECT chunk_rowid, embedding FROM chunk_vectors").fetchall()
+        self._matrix = VectorMatrix.from_rows(rows, dims)
+        self._matrix_token = (data_version, token)
+        return self._matrix
 
     def _knn_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
         # vec0 (spec DDL, L2 metric) over unit vectors: cosine = 1 - d^2 / 2, same order as cosine distance.
@@ -537,26 +691,6 @@ class Store:
                 continue
             out.append(SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], 1.0 - float(distance) ** 2 / 2.0))
         return out
-
-    def _numpy_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
-        marks = ",".join("?" * len(sources))
-        rows = self.conn.execute(
-            "SELECT id, path, source, start_line, end_line, text, embedding FROM chunks "
-            f"WHERE model = ? AND source IN ({marks}) AND embedding != '[]'",
-            (model, *sources),
-        ).fetchall()
-        if not rows:
-            return []
-        matrix = np.asarray([json.loads(r[6]) for r in rows], dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[1] != len(query):
-            return []
-        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
-        sims = matrix @ np.asarray(query, dtype=np.float32) / np.where(norms == 0, 1.0, norms)
-        top = np.argsort(-sims, kind="stable")[:limit]
-        return [
-            SearchRow(rows[i][0], rows[i][1], rows[i][2], int(rows[i][3]), int(rows[i][4]), rows[i][5], float(sims[i]))
-            for i in top
-        ]
 
 
 def remove_db_files(path: Path) -> None:

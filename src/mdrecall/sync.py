@@ -27,7 +27,7 @@ from .embeddings.base import EmbeddingProvider
 from .errors import EmbeddingError
 from .fts_text import FTS_TEXT_VERSION
 from .sessions import SessionFile, map_lines, read_transcript
-from .store import ChunkRow, FileRow, Store, remove_db_files
+from .store import STORAGE_FORMAT, ChunkRow, FileRow, Store, remove_db_files
 from .workspace import MemoryFile
 
 ProgressFn = Callable[[int, int, str], None]
@@ -98,6 +98,7 @@ def expected_meta(provider: EmbeddingProvider | None, config: MemoryConfig) -> d
         "chunkOverlap": config.chunking.overlap,
         "vectorDims": provider.dims if provider is not None else None,
         "ftsText": FTS_TEXT_VERSION,
+        "storage": STORAGE_FORMAT,
     }
 
 
@@ -112,6 +113,7 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
         ("chunkTokens", "chunk tokens"),
         ("chunkOverlap", "chunk overlap"),
         ("ftsText", "keyword index format"),
+        ("storage", "storage format"),
     ):
         if stored.get(key) != expected.get(key):
             return f"{label} changed ({stored.get(key)!r} -> {expected.get(key)!r})"

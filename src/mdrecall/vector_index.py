@@ -1,0 +1,72 @@
+"""Exact vector search at the numpy floor: every stored window in one float32 matrix, scored by one product.
+
+Chosen by measurement (README "Benchmarks"): at 100k and 1M 384-d vectors a matrix-vector product over a
+contiguous float32 matrix is several times faster than sqlite-vec's vec0 KNN, and exact, so there is no
+recall to trade away. The matrix is read once from `chunk_vectors` and kept until the vectors change (the
+store checks a generation token that every vector write renews).
+
+A chunk may have several vectors (windows); it scores as its best window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class VectorMatrix:
+    """Unit vectors of every window, sorted by chunk; `starts` marks where each chunk's windows begin."""
+
+    matrix: np.ndarray  # (windows, dims) float32
+    window_chunks: np.ndarray  # (windows,) int64 chunk rowid per window
+    chunk_rowids: np.ndarray  # (chunks,) int64
+    starts: np.ndarray | None  # (chunks,) first window of each chunk; None when every chunk has one window
+
+    @property
+    def dims(self) -> int:
+        return int(self.matrix.shape[1]) if self.matrix.ndim == 2 else 0
+
+    def __len__(self) -> int:
+        return int(self.chunk_rowids.shape[0])
+
+    @classmethod
+    def from_rows(cls, rows: list[tuple[int, bytes]], dims: int) -> VectorMatrix:
+        """Build from (chunk_rowid, float32 blob) rows; rows of another width are ignored."""
+        width = dims * 4
+        kept = [(rowid, blob) for rowid, blob in rows if isinstance(blob, bytes) and len(blob) == width]
+        if not kept:
+            empty = np.zeros(0, dtype=np.int64)
+            return cls(np.zeros((0, dims), dtype=np.float32), empty, empty, None)
+        ids = np.fromiter((r for r, _ in kept), dtype=np.int64, count=len(kept))
+        matrix = np.frombuffer(b"".join(b for _, b in kept), dtype=np.float32).reshape(len(kept), dims)
+        if np.any(ids[1:] < ids[:-1]):
+            order = np.argsort(ids, kind="stable")
+            ids, matrix = ids[order], matrix[order]
+        boundary = np.ones(len(ids), dtype=bool)
+        boundary[1:] = ids[1:] != ids[:-1]
+        if boundary.all():
+            return cls(np.ascontiguousarray(matrix), ids, ids, None)
+        starts = np.flatnonzero(boundary)
+        return cls(np.ascontiguousarray(matrix), ids, ids[starts], starts)
+
+    def chunk_scores(self, query: np.ndarray) -> np.ndarray:
+        """Cosine of the query with every chunk (its best window); vectors are stored unit-length."""
+        q = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        if norm > 0:
+            q = q / norm
+        sims = self.matrix @ q
+        if self.starts is None:
+            return sims
+        return np.maximum.reduceat(sims, self.starts)
+
+    def top(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The k best chunks as (chunk rowids, scores), best first."""
+        if k <= 0 or len(self) == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        scores = self.chunk_scores(query)
+        part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        order = part[np.lexsort((self.chunk_rowids[part], -scores[part]))]
+        return self.chunk_rowids[order], scores[order]
