@@ -237,3 +237,36 @@ def test_a_version_1_index_is_rebuilt_in_the_compact_format(tmp_path: Path, make
     index.sync()
     assert index.search("a828e60", mode="keyword").results
     assert index.store.conn.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_keyword_ranking_without_common_terms_matches_full_bm25(tmp_path: Path, monkeypatch) -> None:
+    from mdrecall import store as store_module
+    from mdrecall.store import ChunkRow, Store
+
+    rng = random.Random(8)
+    store = Store(tmp_path / "k.sqlite")
+    rows = []
+    for i in range(400):
+        words = ["common", "usual"] + rng.choices(WORDS, k=30) + (["rare"] if i % 37 == 0 else [])
+        rng.shuffle(words)
+        rows.append(ChunkRow(f"c{i}", f"n{i}.md", "memory", 1, 1, f"h{i}", "m", " ".join(words)))
+    with store.transaction():
+        store.insert_chunks(rows)
+
+    def full(query: str, k: int) -> list[tuple[int, float]]:
+        sql = "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?"
+        return store.conn.execute(sql, (query, k)).fetchall()
+
+    queries = ['"common" OR "rare" OR "usual"', '"common" AND "rare"', '"rare" OR "alpha"', '"common" AND "usual"']
+    expected = {q: full(q, 10) for q in queries}
+    monkeypatch.setattr(store_module, "COMMON_TERM_MIN_ROWS", 0)
+    assert store._is_common_term('"common"') and not store._is_common_term('"rare"')
+    for query in queries:
+        got = store._ranked_rowids(query, 10)
+        want = expected[query]
+        assert len(got) == len(want), query
+        informative = [rowid for rowid, rank in want if rank < -1e-3]  # rows scored by a rare term
+        assert [rowid for rowid, _ in got[: len(informative)]] == informative, query
+        matching = {r for (r,) in store.conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (query,))}
+        assert {rowid for rowid, _ in got} <= matching, query  # never a chunk the full query does not match
+    store.close()

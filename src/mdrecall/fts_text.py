@@ -48,6 +48,12 @@ _RANGES: tuple[tuple[int, int, str], ...] = (
 )
 
 
+# Any character of a CJK class: one regex search lets text without CJK skip the per-character checks.
+_CJK_CHAR = re.compile(
+    "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high, name in _RANGES if name in CJK_CLASSES) + "]"
+)
+
+
 def normalize(text: str) -> str:
     """NFKC: composed accents, full-width Latin/digits and half-width kana fold to one spelling."""
     return unicodedata.normalize("NFKC", text)
@@ -64,7 +70,7 @@ def char_class(ch: str) -> str:
 
 
 def has_cjk(text: str) -> bool:
-    return any(char_class(ch) in CJK_CLASSES for ch in text)
+    return _CJK_CHAR.search(text) is not None
 
 
 def script_runs(word: str) -> list[tuple[str, str]]:
@@ -101,6 +107,8 @@ def _index_segments(word: str) -> list[str]:
 def index_text(text: str) -> str:
     """Text stored in chunks_fts for a chunk: NFKC text, then the CJK segments of its CJK-bearing words."""
     normalized = normalize(text)
+    if not has_cjk(normalized):
+        return normalized
     extra: list[str] = []
     for word in _WORD.findall(normalized):
         if has_cjk(word):

@@ -1,0 +1,308 @@
+"""Search at scale on synthetic indexes, beside the floor each measure is judged against.
+
+- vector top-10 over N random 384-d unit vectors (default 100k and 1M): mdrecall's `Store.vector_search`
+  (warm: the matrix is read once per process, reported as `load_ms`) against numpy brute force over the same
+  in-memory float32 matrix (the floor); optionally sqlite-vec's vec0 KNN (`--vec0`, with and without the
+  per-query COUNT(*) the old code ran);
+- keyword search at 100k chunks of default size (~400 tokens): 3 common words, and a rare identifier;
+- hybrid p50 at 100k chunks with a fixed query vector (query embedding excluded);
+- index bytes per chunk (file + WAL) with text, 384-d vector and its cache entry.
+
+Rows are written through `Store.insert_chunks`/`cache_put` (the real write path) except for the vector-only
+1M index, whose rows are bulk-inserted in the same layout. Figures are printed and written as JSON.
+
+    python bench/bench_search.py                       # 100k text+vectors, 1M vectors
+    python bench/bench_search.py --vector-sizes 100000 # skip 1M
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_index import NAMES, TOPICS  # noqa: E402
+from mdrecall.config import parse_config  # noqa: E402
+from mdrecall.store import ChunkRow, Store  # noqa: E402
+
+DIMS = 384
+MODEL = "bench-model"
+CHUNK_CHARS = 1600  # the default chunk: 400 tokens x ~4 characters
+COMMON_QUERY = "noted work follow"  # words in nearly every synthetic chunk
+QUERIES = 30
+
+
+def unit_vectors(n: int, dims: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    out = np.empty((n, dims), dtype=np.float32)
+    for start in range(0, n, 100_000):
+        block = rng.standard_normal((min(100_000, n - start), dims), dtype=np.float32)
+        out[start : start + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    return out
+
+
+def chunk_text(rng: random.Random, i: int) -> tuple[str, str]:
+    """A default-size chunk of synthetic notes, with a unique identifier in it."""
+    topic = rng.choice(list(TOPICS))
+    ident = f"id{i:07d}x"
+    lines = [f"# Note {i}: {topic}", ""]
+    while sum(len(line) + 1 for line in lines) < CHUNK_CHARS:
+        words = " ".join(rng.sample(TOPICS[topic].split(), 4))
+        lines.append(
+            f"- {rng.choice(NAMES)} noted the {words} work for the {topic} track, follow up {rng.randint(1, 99999)}."
+        )
+    lines.append(f"- commit {ident}")
+    return "\n".join(lines), ident
+
+
+def p50_ms(samples: list[float]) -> float:
+    return round(statistics.median(samples) * 1000, 2)
+
+
+def timed(fn, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def numpy_floor(matrix: np.ndarray, queries: np.ndarray) -> float:
+    """Brute force top-10 over an in-memory float32 matrix: the floor any exact engine is judged against."""
+
+    def one(q: np.ndarray) -> None:
+        scores = matrix @ q
+        top = np.argpartition(-scores, 10)[:10]
+        top[np.argsort(-scores[top])]
+
+    return p50_ms([timed(lambda q=q: one(q), 1)[0] for q in queries])
+
+
+def open_store(path: Path, engine: str) -> Store:
+    """A store with the chosen engine (the code before the engine choice had only vec0)."""
+    try:
+        return Store(path, engine=engine)  # type: ignore[arg-type, call-arg]
+    except TypeError:
+        return Store(path)
+
+
+def uses_vec0(store: Store) -> bool:
+    return bool(getattr(store, "uses_vec0", True))
+
+
+def file_bytes(path: Path) -> int:
+    wal = Path(f"{path}-wal")
+    return path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+def build_text_index(path: Path, n: int, vectors: np.ndarray | None, engine: str) -> tuple[Store, list[str]]:
+    """n default-size chunks through the real write path (and their cache entries when vectors are given)."""
+    store = open_store(path, engine)
+    if vectors is not None:
+        store.ensure_vector_table(DIMS)
+    rng = random.Random(3)
+    idents = []
+    batch = 500
+    for start in range(0, n, batch):
+        rows = []
+        cache = []
+        for i in range(start, min(n, start + batch)):
+            text, ident = chunk_text(rng, i)
+            idents.append(ident)
+            vector = vectors[i] if vectors is not None else None
+            rows.append(
+                ChunkRow(
+                    f"c{i}",
+                    f"memory/n{i // 4}.md",
+                    "memory",
+                    1 + i % 4 * 40,
+                    40 + i % 4 * 40,
+                    f"h{i}",
+                    MODEL,
+                    text,
+                    vector,
+                )
+            )
+            if vector is not None:
+                cache.append((f"h{i}", vector))
+        with store.transaction():
+            store.insert_chunks(rows)
+            if cache:
+                store.cache_put("bench", MODEL, "key", cache)
+    return store, idents
+
+
+def build_vector_only(path: Path, vectors: np.ndarray) -> Store:
+    """The vector-only index of the 1M measure: rows bulk-inserted in the store's own layout."""
+    store = open_store(path, "numpy")
+    store.ensure_vector_table(DIMS)
+    n = len(vectors)
+    for start in range(0, n, 50_000):
+        end = min(n, start + 50_000)
+        with store.transaction():
+            store.conn.executemany(
+                "INSERT INTO chunks(rowid, id, path, source, start_line, end_line, hash, model, text, embedding, "
+                "updated_at) VALUES(?, ?, ?, 'memory', 1, 1, ?, ?, '', '', 0)",
+                ((i + 1, f"c{i}", f"memory/n{i}.md", f"h{i}", MODEL) for i in range(start, end)),
+            )
+            if uses_vec0(store):
+                store.conn.executemany(
+                    "INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)",
+                    ((f"c{i}", vectors[i].tobytes()) for i in range(start, end)),
+                )
+            else:
+                store.conn.executemany(
+                    "INSERT INTO chunk_vectors(chunk_rowid, window, embedding) VALUES(?, 0, ?)",
+                    ((i + 1, vectors[i].tobytes()) for i in range(start, end)),
+                )
+        if hasattr(store, "_vectors_changed"):
+            with store.transaction():
+                store._vectors_changed()  # the bulk path bypasses insert_chunks
+    return store
+
+
+def vector_measures(store: Store, matrix: np.ndarray, queries: np.ndarray) -> dict[str, Any]:
+    started = time.perf_counter()
+    store.vector_search(queries[0], MODEL, ["memory"], 10)
+    load = time.perf_counter() - started
+    samples = [timed(lambda q=q: store.vector_search(q, MODEL, ["memory"], 10), 1)[0] for q in queries]
+    exact = 0
+    for q in queries[:10]:
+        got = [int(r.id[1:]) for r in store.vector_search(q, MODEL, ["memory"], 10)]
+        truth = set(np.argsort(-(matrix @ q))[:10].tolist())
+        exact += len(truth & set(got))
+    return {"p50_ms": p50_ms(samples), "first_query_ms": round(load * 1000, 1), "recall_at_10": exact / 100}
+
+
+def vec0_measures(store: Store, queries: np.ndarray) -> dict[str, Any]:
+    """vec0 KNN as the spec's engine runs it, and the COUNT(*) the old code added to every query."""
+    knn = [
+        timed(
+            lambda q=q: store.conn.execute(
+                "SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = 10 ORDER BY distance",
+                (q.tobytes(),),
+            ).fetchall(),
+            1,
+        )[0]
+        for q in queries[:10]
+    ]
+    count = timed(lambda: store.conn.execute("SELECT COUNT(*) FROM chunks_vec").fetchone(), 3)
+    return {"knn_p50_ms": p50_ms(knn), "count_p50_ms": p50_ms(count)}
+
+
+class FixedQueryProvider:
+    """Hybrid search with the query vector given, so the figure excludes query embedding."""
+
+    id = "bench"
+    model = MODEL
+    dims = DIMS
+    provider_key = "key"
+
+    def __init__(self, vector: np.ndarray) -> None:
+        self.vector = vector
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.vector
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+def text_measures(store: Store, idents: list[str], queries: np.ndarray) -> dict[str, Any]:
+    from mdrecall.search import run_search
+
+    cfg = parse_config({}).query
+    rng = random.Random(5)
+    rare = rng.sample(idents, QUERIES)
+    run_search(store, None, MODEL, cfg, COMMON_QUERY, ["memory"], mode="keyword")
+    common = timed(lambda: run_search(store, None, MODEL, cfg, COMMON_QUERY, ["memory"], mode="keyword"), QUERIES)
+    rare_t = [timed(lambda r=r: run_search(store, None, MODEL, cfg, r, ["memory"], mode="keyword"), 1)[0] for r in rare]
+    out = {"keyword_common_p50_ms": p50_ms(common), "keyword_rare_p50_ms": p50_ms(rare_t)}
+    if uses_vec0(store) or store.vector_matrix() is not None:
+        hybrid = []
+        topics = list(TOPICS)
+        for i, q in enumerate(queries):
+            provider = FixedQueryProvider(q)
+            query = (
+                f"what did we decide about the {topics[i % len(topics)]} {rng.choice(TOPICS[topics[i % 10]].split())}"
+            )
+            hybrid += timed(lambda p=provider, t=query: run_search(store, p, MODEL, cfg, t, ["memory"]), 1)  # type: ignore[misc]
+        out["hybrid_p50_ms"] = p50_ms(hybrid)
+    return out
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="mdrecall-bench-search-"))
+    results: dict[str, Any] = {"dims": DIMS, "engine": args.engine, "vector": {}}
+    queries = unit_vectors(QUERIES, DIMS, seed=99)
+    try:
+        n = args.text_chunks
+        if n:
+            vectors = unit_vectors(n, DIMS, seed=1)
+            started = time.perf_counter()
+            store, idents = build_text_index(root / "text.sqlite", n, vectors, args.engine)
+            build = time.perf_counter() - started
+            size_wal = file_bytes(store.path)
+            store.checkpoint()
+            entry: dict[str, Any] = {
+                "chunks": n,
+                "build_seconds": round(build, 1),
+                "bytes_per_chunk": round(file_bytes(store.path) / n),
+                "bytes_per_chunk_with_wal_before_checkpoint": round(size_wal / n),
+            }
+            entry.update(text_measures(store, idents, queries))
+            entry["vector"] = vector_measures(store, vectors, queries)
+            entry["vector"]["numpy_floor_p50_ms"] = numpy_floor(vectors, queries)
+            results["text_index"] = entry
+            print(json.dumps({"text_index": entry}), flush=True)
+            store.close()
+            del vectors
+        for size in args.vector_sizes:
+            vectors = unit_vectors(size, DIMS, seed=2)
+            started = time.perf_counter()
+            store = build_vector_only(root / f"v{size}.sqlite", vectors)
+            entry = {"build_seconds": round(time.perf_counter() - started, 1)}
+            entry["numpy_floor_p50_ms"] = numpy_floor(vectors, queries)
+            if uses_vec0(store):
+                entry.update(vec0_measures(store, queries))
+            else:
+                entry.update(vector_measures(store, vectors, queries))
+            entry["bytes_per_vector"] = round(file_bytes(store.path) / size)
+            results["vector"][str(size)] = entry
+            print(json.dumps({str(size): entry}), flush=True)
+            store.close()
+            (root / f"v{size}.sqlite").unlink()
+            del vectors
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--text-chunks", type=int, default=100_000, help="chunks of the text+vector index (0: skip)")
+    parser.add_argument("--vector-sizes", type=int, nargs="*", default=[100_000, 1_000_000])
+    parser.add_argument("--engine", default="numpy", choices=["numpy", "sqlite-vec"])
+    parser.add_argument("--out", type=Path, default=Path("bench/results/search.json"))
+    args = parser.parse_args()
+    results = run(args)
+    print(json.dumps(results, indent=2))
+    print(f"written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
