@@ -9,14 +9,13 @@ that touches the store or the provider.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
-
-import numpy as np
 
 from .config import QueryConfig
 from .embeddings.base import EmbeddingProvider
@@ -176,7 +175,7 @@ def bm25_rank_to_score(rank: float) -> float:
     numbers for matches, which that formula maps to 1.0 for every hit and so throws the ranking away; for
     those we use `relevance / (1 + relevance)` with relevance = -rank, which keeps the order.
     """
-    if not np.isfinite(rank):
+    if not math.isfinite(rank):
         return 1.0 / (1.0 + 999.0)
     if rank < 0:
         relevance = -rank
@@ -408,6 +407,8 @@ def _all_keywords_ids(store: Store, query: str, model: str, sources: Sequence[st
 def _vector_rows(
     store: Store, provider: EmbeddingProvider, query: str, sources: Sequence[str], limit: int
 ) -> list[SearchRow]:
+    import numpy as np  # only vector search needs it: keyword-only start-up stays light
+
     vector = np.asarray(provider.embed_query(query), dtype=np.float32)
     if vector.size == 0 or not np.any(vector):
         return []  # a zero vector carries no meaning: let keyword search answer

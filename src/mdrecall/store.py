@@ -7,6 +7,7 @@ The store knows nothing about ranking or embeddings providers: it stores rows an
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -15,13 +16,11 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import apsw
-import numpy as np
 
 from .fts_text import index_text
-from .vector_index import VectorMatrix
 
 META_KEY = "memory_index_meta_v1"
 VECTOR_GENERATION_KEY = "vector_generation"
@@ -115,6 +114,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 );
 """
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .vector_index import VectorMatrix
+
 
 class StoreCorruptError(Exception):
     """The index file cannot be used as it is (corrupt, truncated, foreign schema): rebuild it."""
@@ -193,17 +197,23 @@ def _plain_terms(fts_query: str) -> tuple[str, list[str]] | None:
 
 
 def vector_to_blob(vector: np.ndarray) -> bytes:
+    import numpy as np
+
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
 def blob_to_vector(value: bytes | str) -> np.ndarray:
     """A stored vector: a float32 blob, or JSON text (the spec's format, and caches from version-1 files)."""
+    import numpy as np
+
     if isinstance(value, bytes):
         return np.frombuffer(value, dtype=np.float32).copy()
     return np.asarray(json.loads(value), dtype=np.float32)
 
 
 def _vector_to_json(vector: np.ndarray | None) -> str:
+    import numpy as np
+
     if vector is None:
         return "[]"
     return json.dumps([round(float(x), 8) for x in np.asarray(vector, dtype=np.float32)])
@@ -211,6 +221,8 @@ def _vector_to_json(vector: np.ndarray | None) -> str:
 
 def _windows_of(vector: np.ndarray | None) -> np.ndarray | None:
     """A chunk's vectors as a (windows, dims) float32 matrix: one row per window (one for most chunks)."""
+    import numpy as np
+
     if vector is None:
         return None
     arr = np.asarray(vector, dtype=np.float32)
@@ -220,11 +232,14 @@ def _windows_of(vector: np.ndarray | None) -> np.ndarray | None:
 
 
 def _sqlite_vec_path(extension_path: str | None) -> str:
+    """The vec0 library inside the sqlite-vec package, found without importing it (its module imports numpy,
+    which keyword-only start-up never needs)."""
     if extension_path:
         return extension_path
-    import sqlite_vec
-
-    return sqlite_vec.loadable_path()
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the sqlite-vec package is not installed")
+    return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
 
 
 class Store:
@@ -505,6 +520,7 @@ class Store:
 
     def cache_get(self, provider: str, model: str, provider_key: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """Cached vectors for the given text hashes (looked up in batches of 400)."""
+
         wanted = list(dict.fromkeys(hashes))
         found: dict[str, np.ndarray] = {}
         for start in range(0, len(wanted), CACHE_LOOKUP_BATCH):
@@ -536,6 +552,8 @@ class Store:
         self, provider: str, model: str, provider_key: str, entries: Iterable[tuple[str, np.ndarray]]
     ) -> None:
         """Store vectors as float32 blobs (dims = the width of one vector; windows are stacked)."""
+        import numpy as np
+
         stamp = now_ms()
         for text_hash, vector in entries:
             arr = np.asarray(vector, dtype=np.float32)
@@ -744,6 +762,8 @@ class Store:
         if not first or not first[0]:
             self._matrix, self._matrix_token = None, (data_version, token)
             return None
+        from .vector_index import VectorMatrix
+
         dims = int(first[0]) // 4
         rows = self.conn.execute("SELECT chunk_rowid, embedding FROM chunk_vectors").fetchall()
         self._matrix = VectorMatrix.from_rows(rows, dims)

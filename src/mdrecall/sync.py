@@ -17,9 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .chunking import Chunk, chunk_markdown, hash_text
 from .config import MemoryConfig
@@ -42,6 +40,9 @@ LOCAL_EMBED_STEP = 64
 MAX_FILE_BYTES = 20_000_000
 BINARY_SNIFF_BYTES = 8192
 SKIPPED_HASH_PREFIX = "skipped:"
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass
@@ -222,7 +223,6 @@ class Embedder:
                 self.store.cache_evict(self.max_entries)
         return fresh
 
-
     @staticmethod
     def step_progress(provider: EmbeddingProvider) -> bool:
         """Local models are slow per text: embed them in steps and report after each one."""
@@ -230,6 +230,8 @@ class Embedder:
 
     def _embed_in_steps(self, provider: EmbeddingProvider, keys: list[str], missing: dict[str, str]) -> np.ndarray:
         """All vectors for `keys` in order; local models get length-sorted steps (padding stays small)."""
+        import numpy as np
+
         if not self.step_progress(provider) or len(keys) <= LOCAL_EMBED_STEP:
             vectors = np.asarray(provider.embed_batch([missing[k] for k in keys]), dtype=np.float32)
             if self.step_progress(provider):

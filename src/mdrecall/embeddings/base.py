@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @runtime_checkable
@@ -47,6 +48,8 @@ def sanitize_and_normalize(vectors: np.ndarray | list) -> np.ndarray:
 
     Works on one vector (1-D) or a matrix (2-D); always returns float32.
     """
+    import numpy as np
+
     arr = np.asarray(vectors, dtype=np.float32)
     arr = np.where(np.isfinite(arr), arr, 0.0).astype(np.float32)
     if arr.ndim == 1:

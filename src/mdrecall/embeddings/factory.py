@@ -20,13 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..config import MemoryConfig
 from ..errors import EmbeddingError
 from .base import EmbeddingProvider
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .remote import RemoteOptions
 
 AUTO_REMOTE_ORDER = ("openai", "gemini", "voyage")
