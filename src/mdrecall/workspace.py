@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import PathRefusedError
 
@@ -19,14 +19,20 @@ ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"
 
 
-@dataclass(frozen=True)
-class MemoryFile:
-    """A discovered memory file: its workspace-relative POSIX path (as stored and cited) and where it is."""
+class MemoryFile(NamedTuple):
+    """A discovered memory file: its workspace-relative POSIX path (as stored and cited) and where it is.
+
+    A named tuple rather than a frozen dataclass: discovery builds one per file on every sync and search.
+    """
 
     path: str
-    abs_path: Path
+    location: str  # the absolute (or workspace-joined) path as a string: a Path per file is costly at 10k
     mtime_ms: int
     size: int
+
+    @property
+    def abs_path(self) -> Path:
+        return Path(self.location)
 
 
 def _is_markdown(name: str) -> bool:
@@ -42,19 +48,34 @@ def _regular_file_stat(path: Path) -> os.stat_result | None:
     return st if stat.S_ISREG(st.st_mode) else None
 
 
-def _walk_markdown(root: Path) -> list[Path]:
-    """All .md regular files under root, never descending into symlinked directories."""
-    found: list[Path] = []
+def _walk_markdown(root: Path) -> list[tuple[str, os.stat_result]]:
+    """(path, lstat) of every .md regular file under root, never descending into symlinked directories.
+
+    os.scandir gives each entry's type without a system call and its lstat with one, so a no-op sync of
+    a large tree costs about what `os.walk` + `stat` cost.
+    """
+    found: list[tuple[str, os.stat_result]] = []
     try:
         root_st = root.lstat()
     except OSError:
         return found
     if not stat.S_ISDIR(root_st.st_mode):
         return found
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        base = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not (base / d).is_symlink())
-        found.extend(base / name for name in sorted(filenames) if _is_markdown(name))
+    pending = [str(root)]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:  # order does not matter: the caller sorts by path
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(entry.path)
+                        elif entry.name.lower().endswith(".md") and entry.is_file(follow_symlinks=False):
+                            found.append((entry.path, entry.stat(follow_symlinks=False)))
+                    except OSError:
+                        continue
+        except OSError:
+            continue
     return found
 
 
@@ -63,8 +84,17 @@ def display_path(abs_path: Path, workspace: Path) -> str:
     return Path(os.path.relpath(abs_path, workspace)).as_posix()
 
 
-def _candidate_paths(workspace: Path, extra_paths: list[str]) -> list[Path]:
-    candidates = [workspace / name for name in ROOT_MEMORY_FILES]
+def _display(path: str, workspace_prefix: str, workspace: Path) -> str:
+    """display_path without its cost for the usual case, a file below the workspace (a string slice)."""
+    if path.startswith(workspace_prefix):
+        rel = path[len(workspace_prefix) :]
+        return rel if os.sep == "/" else rel.replace(os.sep, "/")
+    return display_path(Path(path), workspace)
+
+
+def _candidates(workspace: Path, extra_paths: list[str]) -> list[tuple[str, os.stat_result | None]]:
+    """Every place a memory file may be, with its lstat when the directory walk already has it."""
+    candidates: list[tuple[str, os.stat_result | None]] = [(str(workspace / name), None) for name in ROOT_MEMORY_FILES]
     candidates.extend(_walk_markdown(workspace / MEMORY_DIR))
     for extra in extra_paths:
         target = resolve_extra_path(workspace, extra)
@@ -73,7 +103,7 @@ def _candidate_paths(workspace: Path, extra_paths: list[str]) -> list[Path]:
         if target.is_dir():
             candidates.extend(_walk_markdown(target))
         elif _is_markdown(target.name):
-            candidates.append(target)
+            candidates.append((str(target), None))
     return candidates
 
 
@@ -85,21 +115,28 @@ def resolve_extra_path(workspace: Path, extra: str) -> Path:
 
 
 def list_memory_files(workspace: Path, extra_paths: list[str] | None = None) -> list[MemoryFile]:
-    """Discover the memory files of a workspace, sorted by path, symlinks skipped, realpath-deduplicated."""
-    seen: set[str] = set()
+    """Discover the memory files of a workspace, sorted by path, symlinks skipped, deduplicated.
+
+    A file reached twice (overlapping extra paths, a hard link, a symlinked ancestor of an extra path) is
+    kept once: duplicates are recognised by device and inode, which the lstat already gave.
+    """
+    seen: set[tuple[int, int]] = set()
     files: list[MemoryFile] = []
-    for candidate in _candidate_paths(workspace, extra_paths or []):
-        st = _regular_file_stat(candidate)
-        if st is None or not _is_markdown(candidate.name):
+    prefix = str(workspace).rstrip(os.sep) + os.sep
+    for candidate, known in _candidates(workspace, extra_paths or []):
+        if known is None:  # not from a directory walk, which only yields regular .md files
+            known = _regular_file_stat(Path(candidate)) if _is_markdown(os.path.basename(candidate)) else None
+            if known is None:
+                continue
+        st = known
+        identity = (st.st_dev, st.st_ino)
+        if identity in seen:
             continue
-        real = os.path.realpath(candidate)
-        if real in seen:
-            continue
-        seen.add(real)
+        seen.add(identity)
         files.append(
             MemoryFile(
-                path=display_path(candidate, workspace),
-                abs_path=candidate,
+                path=_display(candidate, prefix, workspace),
+                location=candidate,
                 mtime_ms=int(st.st_mtime_ns // 1_000_000),
                 size=st.st_size,
             )
