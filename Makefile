@@ -34,8 +34,14 @@ test: install-test
 	$(VENV)/bin/ruff check src tests bench
 	$(PY) -m pytest -q
 
+# Figures for the README's benchmark table (bench/results/*.json). Heavy: run with nice on a shared box.
 bench: install
-	$(PY) bench/bench_index.py
+	$(PY) bench/bench_index.py --provider none --files 1000 --out bench/results/index_1k.json
+	$(PY) bench/bench_index.py --provider none --files 10000 --out bench/results/index_10k.json
+	$(PY) bench/bench_search.py --out bench/results/search.json
+	$(PY) bench/bench_startup.py --out bench/results/startup.json
+	$(PY) bench/bench_embed.py
+	$(PY) bench/peers.py --out bench/results/peers.json
 
 clean:
 	rm -rf $(VENV) $(DEMO_STATE) .pytest_cache .ruff_cache

@@ -765,8 +765,9 @@ class Store:
         from .vector_index import VectorMatrix
 
         dims = int(first[0]) // 4
-        rows = self.conn.execute("SELECT chunk_rowid, embedding FROM chunk_vectors").fetchall()
-        self._matrix = VectorMatrix.from_rows(rows, dims)
+        count = int(self.conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0])
+        rows = self.conn.execute("SELECT chunk_rowid, embedding FROM chunk_vectors")
+        self._matrix = VectorMatrix.from_rows(rows, dims, count)
         self._matrix_token = (data_version, token)
         return self._matrix
 

@@ -10,6 +10,7 @@ A chunk may have several vectors (windows); it scores as its best window.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,24 +33,32 @@ class VectorMatrix:
         return int(self.chunk_rowids.shape[0])
 
     @classmethod
-    def from_rows(cls, rows: list[tuple[int, bytes]], dims: int) -> VectorMatrix:
-        """Build from (chunk_rowid, float32 blob) rows; rows of another width are ignored."""
+    def from_rows(cls, rows: Iterable[tuple[int, bytes]], dims: int, count: int) -> VectorMatrix:
+        """Build from (chunk_rowid, float32 blob) rows, filled in place (no second copy of the vectors).
+
+        `count` bounds the rows read; blobs of another width are skipped.
+        """
         width = dims * 4
-        kept = [(rowid, blob) for rowid, blob in rows if isinstance(blob, bytes) and len(blob) == width]
-        if not kept:
-            empty = np.zeros(0, dtype=np.int64)
-            return cls(np.zeros((0, dims), dtype=np.float32), empty, empty, None)
-        ids = np.fromiter((r for r, _ in kept), dtype=np.int64, count=len(kept))
-        matrix = np.frombuffer(b"".join(b for _, b in kept), dtype=np.float32).reshape(len(kept), dims)
-        if np.any(ids[1:] < ids[:-1]):
+        matrix = np.empty((count, dims), dtype=np.float32)
+        ids = np.empty(count, dtype=np.int64)
+        n = 0
+        for rowid, blob in rows:
+            if n >= count:
+                break
+            if isinstance(blob, bytes) and len(blob) == width:
+                matrix[n] = np.frombuffer(blob, dtype=np.float32)
+                ids[n] = rowid
+                n += 1
+        matrix, ids = matrix[:n], ids[:n]
+        if n and np.any(ids[1:] < ids[:-1]):
             order = np.argsort(ids, kind="stable")
             ids, matrix = ids[order], matrix[order]
-        boundary = np.ones(len(ids), dtype=bool)
+        boundary = np.ones(n, dtype=bool)
         boundary[1:] = ids[1:] != ids[:-1]
         if boundary.all():
-            return cls(np.ascontiguousarray(matrix), ids, ids, None)
+            return cls(matrix, ids, ids, None)
         starts = np.flatnonzero(boundary)
-        return cls(np.ascontiguousarray(matrix), ids, ids[starts], starts)
+        return cls(matrix, ids, ids[starts], starts)
 
     def chunk_scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of the query with every chunk (its best window); vectors are stored unit-length."""
