@@ -55,6 +55,11 @@ def main() -> None:
         workspace = root / "ws"
         identifiers = generate_workspace(workspace, args.files)
         (workspace / "mdrecall.toml").write_text('provider = "none"\n')
+        # An installed wheel has its bytecode compiled; an editable checkout (PYTHONDONTWRITEBYTECODE set)
+        # would otherwise compile mdrecall's modules in every process.
+        import mdrecall
+
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(mdrecall.__file__).parent)], check=False)
         exe = shutil.which("mdrecall", path=str(Path(sys.executable).parent)) or "mdrecall"
         base = [exe, "--workspace", str(workspace), "--state-dir", str(root / "state")]
         subprocess.run(base + ["index"], check=True, stdout=subprocess.DEVNULL, env=dict(os.environ))

@@ -260,7 +260,7 @@ def test_keyword_ranking_without_common_terms_matches_full_bm25(tmp_path: Path, 
     queries = ['"common" OR "rare" OR "usual"', '"common" AND "rare"', '"rare" OR "alpha"', '"common" AND "usual"']
     expected = {q: full(q, 10) for q in queries}
     monkeypatch.setattr(store_module, "COMMON_TERM_MIN_ROWS", 0)
-    assert store._is_common_term('"common"') and not store._is_common_term('"rare"')
+    assert store._common_terms(['"common"', '"rare"', '"usual"']) == ['"common"', '"usual"']
     for query in queries:
         got = store._ranked_rowids(query, 10)
         want = expected[query]

@@ -642,7 +642,7 @@ class Store:
         parsed = _plain_terms(fts_query) if self._fts_rows_estimate() >= COMMON_TERM_MIN_ROWS else None
         if parsed is not None:
             op, terms = parsed
-            common = [t for t in terms if self._is_common_term(t)]
+            common = self._common_terms(terms)
             if common:
                 return self._ranked_without_common(op, [t for t in terms if t not in common], common, k)
         return self.conn.execute(
@@ -686,22 +686,31 @@ class Store:
         row = self.conn.execute("SELECT max(rowid) FROM chunks").fetchone()
         return int(row[0] or 0)
 
-    def _is_common_term(self, term: str) -> bool:
-        """Is the term in more than half of the chunks? Estimated from a few rowid windows (a doclist seek
-        each), never by walking the term's doclist."""
+    def _common_terms(self, terms: Sequence[str]) -> list[str]:
+        """The terms found in more than COMMON_TERM_SHARE of the chunks, estimated from three rowid windows
+        (a doclist seek and a short count each), never by walking a term's whole doclist."""
         top = self._fts_rows_estimate()
         width = COMMON_TERM_SAMPLE
-        starts = [max(0, top * q // 4 - width // 2) for q in (1, 2, 3)]
-        docs = hits = 0
-        for start in starts:
-            docs += self.conn.execute(
-                "SELECT count(*) FROM chunks WHERE rowid > ? AND rowid <= ?", (start, start + width)
-            ).fetchone()[0]
-            hits += self.conn.execute(
-                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid > ? AND rowid <= ?",
-                (term, start, start + width),
-            ).fetchone()[0]
-        return docs > 0 and hits > COMMON_TERM_SHARE * docs
+        windows = [(s, s + width) for s in (max(0, top * q // 4 - width // 2) for q in (1, 2, 3))]
+        docs = sum(
+            self.conn.execute("SELECT count(*) FROM chunks WHERE rowid > ? AND rowid <= ?", w).fetchone()[0]
+            for w in windows
+        )
+        if not docs:
+            return []
+        common = []
+        for term in terms:
+            hits = 0
+            for low, high in windows:
+                hits += self.conn.execute(
+                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid > ? AND rowid <= ?",
+                    (term, low, high),
+                ).fetchone()[0]
+                if hits > COMMON_TERM_SHARE * docs:
+                    break
+            if hits > COMMON_TERM_SHARE * docs:
+                common.append(term)
+        return common
 
     def _chunks_by_rowid(self, rowids: Sequence[int]) -> dict[int, tuple]:
         found: dict[int, tuple] = {}
