@@ -103,7 +103,9 @@ def test_min_score_never_leaves_keyword_hits_silently_empty(hashed_index) -> Non
     assert none.results == [] and not none.relaxed
 
 
-def test_vector_search_uses_vec0_knn_not_a_full_scan(hashed_index) -> None:
+def test_vector_search_uses_vec0_knn_not_a_full_scan(workspace: Path, make_index) -> None:
+    hashed_index = make_index(workspace, HashingProvider(), config={"store": {"vector": {"engine": "sqlite-vec"}}})
+    hashed_index.sync()
     seen: list[str] = []
 
     def tracer(cursor, sql, bindings) -> bool:
@@ -120,7 +122,8 @@ def test_vector_search_uses_vec0_knn_not_a_full_scan(hashed_index) -> None:
 
 
 def test_numpy_fallback_gives_same_ranking_as_sqlite_vec(workspace: Path, make_index, tmp_path: Path) -> None:
-    with_vec = make_index(workspace, HashingProvider(), db_path=tmp_path / "a.sqlite")
+    vec0 = {"store": {"vector": {"engine": "sqlite-vec"}}}
+    with_vec = make_index(workspace, HashingProvider(), config=vec0, db_path=tmp_path / "a.sqlite")
     with_vec.sync()
     without = make_index(
         workspace, HashingProvider(), config={"store": {"vector": {"enabled": False}}}, db_path=tmp_path / "b.sqlite"

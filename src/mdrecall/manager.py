@@ -529,9 +529,11 @@ class MemoryIndex:
     def _vector_mode(self) -> str:
         if self.provider_result.provider is None:
             return "off (fts-only)"
-        if self.store.vector.available:
-            return "sqlite-vec"
-        return "numpy fallback (sqlite-vec unavailable)"
+        if self.store.uses_vec0:
+            return "sqlite-vec (vec0 KNN)"
+        if self.config.store.vector.engine == "sqlite-vec":
+            return "numpy fallback (sqlite-vec unavailable)"
+        return "numpy (exact, float32 matrix)"
 
     def _probe(self) -> dict[str, Any]:
         """Embed a short text and run a vector query: proves the provider and the vector path work."""
