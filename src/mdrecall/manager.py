@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,7 +16,8 @@ import apsw
 from .config import Settings
 from .embeddings.base import EmbeddingProvider
 from .embeddings.factory import ProviderResult, create_provider
-from .errors import IndexBusyError, MdrecallError, PathRefusedError
+from .errors import IndexBusyError, IndexWriteError, MdrecallError, PathRefusedError, describe_os_error
+from .index_identity import check_index_path, stale_temp_files
 from .search import SearchMode, SearchResponse, run_search
 from .sessions import SessionDeltaTracker, SessionFile, list_session_files
 from .store import Store, StoreCorruptError, remove_db_files
@@ -74,19 +76,48 @@ class MemoryIndex:
     def provider(self) -> EmbeddingProvider | None:
         return self.provider_result.provider
 
-    def _open_store(self, path: Path) -> Store:
+    def _open_store(self, path: Path, read_only: bool = False) -> Store:
         vector_cfg = self.config.store.vector
-        return Store(path, vector_enabled=vector_cfg.enabled, extension_path=vector_cfg.extension_path)
+        return Store(
+            path, vector_enabled=vector_cfg.enabled, extension_path=vector_cfg.extension_path, read_only=read_only
+        )
+
+    @property
+    def read_only(self) -> bool:
+        """An existing index in a state directory (or file) we may not write: searched read-only, never synced."""
+        path = self.db_path
+        if not path.is_file():
+            return False
+        return not (os.access(path.parent, os.W_OK) and os.access(path, os.W_OK))
 
     @property
     def store(self) -> Store:
         if self._store is None:
+            if self.read_only:
+                self._store = self._open_store(self.db_path, read_only=True)
+                return self._store
+            self._cleanup_at_start()
             try:
                 self._store = self._open_store(self.db_path)
             except StoreCorruptError as err:
                 self._discard_index(str(err))
                 self._store = self._open_store(self.db_path)
         return self._store
+
+    def _cleanup_at_start(self) -> None:
+        """Remove a crashed reindex's temp files now, if no other process is syncing (never blocks)."""
+        if fcntl is None or not stale_temp_files(self.db_path):
+            return
+        check_index_path(self.db_path)
+        with contextlib.suppress(OSError), self._lock_file() as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return
+            try:
+                self._remove_stale_temp_files()
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def _discard_index(self, reason: str) -> None:
         """Throw away an unusable index file; the markdown is the source of truth and the next sync rebuilds."""
@@ -98,7 +129,7 @@ class MemoryIndex:
 
     def _remove_stale_temp_files(self) -> None:
         """Temp DBs of a reindex that was killed before its swap (only called while holding the sync lock)."""
-        for leftover in self.db_path.parent.glob(f"{self.db_path.name}.tmp-*"):
+        for leftover in stale_temp_files(self.db_path):
             with contextlib.suppress(OSError):
                 leftover.unlink()
 
@@ -137,15 +168,16 @@ class MemoryIndex:
     @contextlib.contextmanager
     def _process_lock(self) -> Iterator[None]:
         """One sync at a time across processes: an advisory lock on `{db}.lock`."""
+        check_index_path(self.db_path)  # before the .lock is created beside something that is not ours
         if fcntl is None:
             yield
             return
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(f"{self.db_path}.lock", "a+") as handle:
+        with self._lock_file() as handle:
             deadline = time.monotonic() + LOCK_WAIT_SECONDS
             while True:
                 try:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
                     if time.monotonic() > deadline:
@@ -154,7 +186,16 @@ class MemoryIndex:
             try:
                 yield
             finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def _lock_file(self) -> Iterator[int]:
+        """`{db}.lock`, opened without following a symlink."""
+        fd = os.open(f"{self.db_path}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
 
     def full_reindex_reason(self, store: Store | None = None) -> str | None:
         store = store or self.store
@@ -177,17 +218,27 @@ class MemoryIndex:
         Syncs write through their own connection, so searches on `self.store` keep reading the last
         committed state meanwhile. A corrupt index found on the way is discarded and rebuilt, once.
         """
+        if self.read_only:
+            raise IndexWriteError(f"cannot update the index: {self.db_path} is read-only (searching it as it is)")
+        try:
+            report = self._locked_sync(force, reason, progress, respect_session_deltas)
+        except (OSError, apsw.FullError, apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError) as err:
+            raise IndexWriteError(describe_os_error(err, "index not updated (what was indexed is kept)")) from None
+        if self.on_synced is not None:
+            self.on_synced(report)
+        return report
+
+    def _locked_sync(
+        self, force: bool, reason: str, progress: ProgressFn | None, respect_session_deltas: bool
+    ) -> SyncReport:
         with self._sync_lock, self._process_lock():
             self._remove_stale_temp_files()
             gate = self._session_gate if respect_session_deltas else None
             try:
-                report = self._sync_with_writer(force, reason, progress, gate)
+                return self._sync_with_writer(force, reason, progress, gate)
             except (apsw.CorruptError, apsw.NotADBError, StoreCorruptError) as err:
                 self._discard_index(f"index file is corrupt: {err}")
-                report = self._sync_with_writer(True, reason, progress, None)
-        if self.on_synced is not None:
-            self.on_synced(report)
-        return report
+                return self._sync_with_writer(True, reason, progress, None)
 
     def _open_writer(self) -> Store:
         try:
