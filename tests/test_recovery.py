@@ -7,7 +7,6 @@ from pathlib import Path
 import apsw
 import pytest
 
-from mdrecall import sync as sync_module
 from mdrecall.errors import ForeignFileError
 from mdrecall.store import Store
 from mdrecall.sync import temp_db_path
@@ -113,8 +112,7 @@ def test_binary_and_oversized_files_are_skipped_with_a_reason(
     (workspace / "memory" / "blob.md").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0binary")
     write(workspace, "memory/huge.md", "word " * 5000)
     write(workspace, "memory/empty.md", "")
-    monkeypatch.setattr(sync_module, "MAX_FILE_BYTES", 10_000)
-    index = make_index(workspace, HashingProvider())
+    index = make_index(workspace, HashingProvider(), config={"maxFileBytes": 10_000})
     report = index.sync()
     reasons = dict(report.skipped)
     assert "binary" in reasons["memory/blob.md"]

@@ -19,7 +19,7 @@ from .embeddings.factory import ProviderResult, create_provider
 from .errors import IndexBusyError, IndexWriteError, MdrecallError, PathRefusedError, describe_os_error
 from .index_identity import check_index_path, stale_temp_files
 from .search import SearchMode, SearchResponse, run_search
-from .sessions import SessionDeltaTracker, SessionFile, list_session_files
+from .sessions import SESSIONS_PREFIX, SessionDeltaTracker, SessionFile, list_session_files, resolve_session_path
 from .store import Store, StoreCorruptError, remove_db_files
 from .sync import (
     MEMORY_SOURCE,
@@ -32,7 +32,7 @@ from .sync import (
     index_model,
     safe_reindex,
 )
-from .workspace import MemoryFile, list_memory_files, resolve_memory_path
+from .workspace import MemoryFile, line_range_text, list_memory_files, resolve_memory_path
 
 try:  # POSIX advisory locks; on platforms without fcntl the in-process lock still applies
     import fcntl
@@ -63,6 +63,7 @@ class MemoryIndex:
         self._watcher: Any = None
         self._tracker: SessionDeltaTracker | None = None
         self._dirty_hint = False
+        self.discovery_skipped: list[tuple[str, str]] = []
 
     # -- wiring ------------------------------------------------------------------------------------
 
@@ -153,7 +154,9 @@ class MemoryIndex:
         self.close()
 
     def discover(self) -> list[MemoryFile]:
-        return list_memory_files(self.settings.workspace, self.config.extra_paths)
+        """Memory files; names that cannot be indexed go to `discovery_skipped` (reported by the next sync)."""
+        self.discovery_skipped = []
+        return list_memory_files(self.settings.workspace, self.config.extra_paths, self.discovery_skipped)
 
     @property
     def sessions_enabled(self) -> bool:
@@ -161,7 +164,9 @@ class MemoryIndex:
 
     def discover_sessions(self) -> list[SessionFile] | None:
         """Transcripts under `<state>/agents/<agent>/sessions` when the sessions source is on, else None."""
-        return list_session_files(self.settings.sessions_dir) if self.sessions_enabled else None
+        if not self.sessions_enabled:
+            return None
+        return list_session_files(self.settings.sessions_dir, self.discovery_skipped)
 
     # -- sync --------------------------------------------------------------------------------------
 
@@ -265,6 +270,7 @@ class MemoryIndex:
                     writer, self._open_store, self.provider, self.config, files, progress, reason, sessions
                 )
                 report.full_reason = why
+            report.skipped[:0] = self.discovery_skipped
             self._mark_sessions_synced(writer, sessions)
             with writer.transaction():
                 writer.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
@@ -464,20 +470,17 @@ class MemoryIndex:
             raise MdrecallError("from must be a line number >= 1")
         if lines is not None and lines < 1:
             raise MdrecallError("lines must be >= 1")
-        abs_path = resolve_memory_path(self.settings.workspace, rel_path, self.config.extra_paths)
+        if self.sessions_enabled and (rel_path or "").strip().startswith(SESSIONS_PREFIX):
+            abs_path = resolve_session_path(self.settings.sessions_dir, rel_path)
+        else:
+            abs_path = resolve_memory_path(self.settings.workspace, rel_path, self.config.extra_paths)
         try:
             raw = abs_path.read_bytes()
         except FileNotFoundError:
             raise MdrecallError(f"memory file not found: {rel_path}") from None
         except IsADirectoryError:
             raise PathRefusedError(f"path refused: {rel_path} is a directory") from None
-        text = raw.decode("utf-8", errors="replace")
-        if from_line is None and lines is None:
-            return {"path": rel_path.strip(), "text": text}
-        all_lines = text.split("\n")
-        start = (from_line or 1) - 1
-        end = len(all_lines) if lines is None else start + lines
-        return {"path": rel_path.strip(), "text": "\n".join(all_lines[start:end])}
+        return {"path": rel_path.strip(), "text": line_range_text(raw, from_line, lines)}
 
     # -- status ------------------------------------------------------------------------------------
 
