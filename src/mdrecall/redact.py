@@ -23,6 +23,7 @@ Idempotent: redacting redacted text changes nothing.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -69,6 +70,22 @@ _VENDOR: tuple[tuple[str, str], ...] = (
     ("jwt", r"eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
 )
 _VENDOR_RE = re.compile("|".join(f"(?P<v{i}>{body})" for i, (_, body) in enumerate(_VENDOR)))
+# Every key shape lies inside one run of these characters: the many-branch pattern only runs inside such runs
+# (a character-class scan is cheap; trying twenty branches at every position of a 10 MB file is not).
+_TOKEN_RUN_RE = re.compile(r"[A-Za-z0-9_\-.:/+=]{16,}")
+_VENDOR_HINTS = (
+    "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA", "sk-", "sk_", "rk_", "AIza", "ghp_", "gho_",
+    "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "xapp-", "hf_", "gsk_", "pplx-", "npm_", "pypi-",
+    "SG.", "_v1_", "SK", ":AA", "eyJ", "AGE-SECRET", "hooks.slack",
+)  # fmt: skip
+
+
+def _mask_run(run: re.Match[str]) -> str:
+    text = run.group(0)
+    if not any(hint in text for hint in _VENDOR_HINTS):
+        return text
+    return _VENDOR_RE.sub(_mask_vendor, text)
+
 
 # -- PEM private keys ----------------------------------------------------------------------------------
 
@@ -95,6 +112,7 @@ def _parts(ident: str) -> list[str]:
     return [p.lower() for chunk in re.split(r"[_\-.\s]+", ident) for p in _CAMEL.findall(chunk)]
 
 
+@functools.lru_cache(maxsize=4096)
 def name_kind(ident: str) -> str | None:
     """The kind of secret a key name announces (`adminPassword` -> "password"), or None for other names."""
     parts = _parts(ident)
@@ -126,7 +144,7 @@ def _is_weak(ident: str) -> bool:
 
 
 # An unquoted value ends at whitespace, brackets, `;`/`,`, or an `&name=` that starts the next query parameter.
-_VALUE = r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|(?:[^\s\"'`&<>()\[\]{};,]|&(?![A-Za-z0-9_\-]+=))+)"
+_VALUE = r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|(?![=:>])(?:[^\s\"'`&<>()\[\]{};,]|&(?![A-Za-z0-9_\-]+=))+)"
 _ASSIGN_RE = re.compile(
     r"(?<![A-Za-z0-9_.\-])(?P<q>[\"']?)"
     r"(?=[A-Za-z0-9_.\-]*(?i:pass|pwd|pw|secret|token|key|cred|auth|sig|cookie))"  # cheap pre-filter
@@ -134,7 +152,8 @@ _ASSIGN_RE = re.compile(
     rf"(?P<sep>[ \t]*(?::=|=>|=|:(?!//))[ \t]*|[ \t]+){_VALUE}"
 )
 _FLAG_RE = re.compile(rf"(?<![\w\-])--?(?P<ident>[A-Za-z][A-Za-z0-9_\-]*)(?P<sep>=|[ \t]+){_VALUE}")
-_COMMON_WORDS = """the a an in on at to of is was are be been being it its this that these those my your our their his her
+_COMMON_WORDS = """
+    the a an in on at to of is was are be been being it its this that these those my your our their his her
     not now set stored kept saved required missing wrong correct invalid expired changed reset same different
     also still empty blank here there and or but for with from by as if then when which who what where how
     none null true false yes no nothing something same new old secret secure safe hidden unknown rotated
@@ -209,10 +228,11 @@ _PROSE_NAMES = (
     r"|(?:auth|access|api|bearer|refresh|session|bot)[ \-]?token|token|secret|credentials?"
 )
 _PROSE_RE = re.compile(
-    rf"(?i)(?<![A-Za-z0-9])(?P<ident>{_PROSE_NAMES})(?:\s+(?:for|of|to)\s+[\w.\-@]+)?"
+    rf"(?i)(?<![A-Za-z0-9])(?P<ident>{_PROSE_NAMES})(?:\s+(?:for|of|on|at)(?:\s+[\w.\-@]+){{1,3}}?)?"
     r"(?P<sep>\s+(?:is|was|are|=|becomes)\s+(?:now\s+|still\s+|set\s+to\s+)?|\s*:\s+|\s+(?:set\s+)?to\s+)"
     r"(?P<value>[\"'`][^\"'`\n]+[\"'`]|[^\s\"'`]+)"
 )
+_PROSE_HINT_RE = re.compile(r"pass|pwd|pin|key|token|secret|credential")
 _STRONG_PROSE = re.compile(r"(?i)pass|pwd|pin|key")
 
 
@@ -231,7 +251,7 @@ def _prose_kind(m: re.Match[str]) -> str | None:
 
 _AUTH_HEADER_RE = re.compile(
     r"(?i)(?P<ident>\b(?:proxy-)?authorization)[\"']?\s*[:=]\s*[\"']?"
-    r"(?:(?:bearer|basic|token|bot|digest|negotiate|apikey|sso-key)\s+)?"
+    r"(?:(?:bearer|basic|token|bot|digest|negotiate|apikey|sso-key)\s+)?+"  # possessive: never the value
     r"(?P<value>(?!\[REDACTED)[^\s\"',;]+(?:,\s*[A-Za-z]+=\"?[^\s\"',]+\"?)*)"
 )
 _BEARER_RE = re.compile(
@@ -240,15 +260,27 @@ _BEARER_RE = re.compile(
 _COOKIE_HEADER_RE = re.compile(r"(?i)(?<![A-Za-z0-9\-])(?:set-)?cookies?[\"']?\s*[:=][ \t]*[\"']?(?P<body>[^\n\"']+)")
 _COOKIE_PAIR_RE = re.compile(r"(?P<name>[^\s=;,]+)=(?P<value>[^;\s,]*)")
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"})
-_CLI_PASSWORD_RES = (
+_CLI_PASSWORD_RES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     # mysql -pSECRET (attached; a separate word after -p is a prompt-less database name)
-    re.compile(
-        r"(?i)\b(?:mysql|mysqldump|mariadb|mariadb-dump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mysqlpump)\b"
-        r"[^\n|;&]*?\s-p(?P<value>(?!\[REDACTED)[^\s\"']+|\"[^\"\n]*\"|'[^'\n]*')"
+    (
+        ("mysql", "mariadb"),
+        re.compile(
+            r"(?i)\b(?:mysql|mysqldump|mariadb|mariadb-dump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mysqlpump)\b"
+            r"[^\n|;&]*?\s-p(?P<value>(?!\[REDACTED)[^\s\"']+|\"[^\"\n]*\"|'[^'\n]*')"
+        ),
     ),
-    re.compile(r"(?i)\bsshpass\b[^\n|;&]*?\s-p\s*(?P<value>(?!\[REDACTED)[^\s\"']+|\"[^\"\n]*\"|'[^'\n]*')"),
-    re.compile(r"(?i)\bredis-cli\b[^\n|;&]*?\s-a\s+(?P<value>(?!\[REDACTED)[^\s\"']+|\"[^\"\n]*\"|'[^'\n]*')"),
-    re.compile(r"(?<![\w\-])(?:-u|--user|--proxy-user)\s+[\"']?[^\s:\"']+:(?P<value>(?!\[REDACTED)[^\s\"']+)"),
+    (
+        ("sshpass",),
+        re.compile(r"(?i)\bsshpass\b[^\n|;&]*?\s-p\s*(?P<value>(?!\[REDACTED)[^\s\"']+|\"[^\"\n]*\"|'[^'\n]*')"),
+    ),
+    (
+        ("redis-cli",),
+        re.compile(r"(?i)\bredis-cli\b[^\n|;&]*?\s-a\s+(?P<value>(?!\[REDACTED)[^\s\"']+|\"[^\"\n]*\"|'[^'\n]*')"),
+    ),
+    (
+        ("-u", "--user", "--proxy-user"),
+        re.compile(r"(?<![\w\-])(?:-u|--user|--proxy-user)\s+[\"']?[^\s:\"']+:(?P<value>(?!\[REDACTED)[^\s\"']+)"),
+    ),
 )
 _URL_CREDENTIALS_RE = re.compile(
     r"(?<![A-Za-z0-9+.\-])(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:)(?P<value>(?!\[REDACTED)[^\s/?#]+)(?=@)"
@@ -284,19 +316,33 @@ def _mask_vendor(m: re.Match[str]) -> str:
 
 
 def redact(text: str) -> str:
-    """Mask every secret in `text` with `[REDACTED:<kind>]` markers (see the module docstring)."""
+    """Mask every secret in `text` with `[REDACTED:<kind>]` markers (see the module docstring).
+
+    Each rule runs only when a cheap substring test says it could match (most notes have no secret).
+    """
     if not text:
         return text
-    text = _INVISIBLE_IN_TOKEN.sub("", text)
-    text = _PEM_BLOCK_RE.sub(_mask_pem, text)
-    text = _PEM_OPEN_RE.sub(_mask_pem, text)
-    text = _VENDOR_RE.sub(_mask_vendor, text)
-    text = _sub_value(_URL_CREDENTIALS_RE, text, "url-password")
-    text = _sub_value(_AUTH_HEADER_RE, text, "auth-header")
-    text = _COOKIE_HEADER_RE.sub(_mask_cookie_body, text)
-    for pattern in _CLI_PASSWORD_RES:
-        text = _sub_value(pattern, text, "password")
-    text = _scan(_FLAG_RE, text, _flag_kind)
+    if not text.isascii():
+        text = _INVISIBLE_IN_TOKEN.sub("", text)
+    if "-----BEGIN" in text:
+        text = _PEM_BLOCK_RE.sub(_mask_pem, text)
+        text = _PEM_OPEN_RE.sub(_mask_pem, text)
+    text = _TOKEN_RUN_RE.sub(_mask_run, text)
+    if "://" in text:
+        text = _sub_value(_URL_CREDENTIALS_RE, text, "url-password")
+    lower = text.lower()
+    if "authorization" in lower:
+        text = _sub_value(_AUTH_HEADER_RE, text, "auth-header")
+    if "cookie" in lower:
+        text = _COOKIE_HEADER_RE.sub(_mask_cookie_body, text)
+    for hint, pattern in _CLI_PASSWORD_RES:
+        if any(h in lower for h in hint):
+            text = _sub_value(pattern, text, "password")
+    if "-" in text:
+        text = _scan(_FLAG_RE, text, _flag_kind)
     text = _scan(_ASSIGN_RE, text, _assignment_kind)
-    text = _scan(_PROSE_RE, text, _prose_kind)
-    return _sub_value(_BEARER_RE, text, "auth-header")
+    if _PROSE_HINT_RE.search(lower):
+        text = _scan(_PROSE_RE, text, _prose_kind)
+    if "bearer" in lower or "basic" in lower:
+        text = _sub_value(_BEARER_RE, text, "auth-header")
+    return text
