@@ -108,11 +108,27 @@ def test_a_hanging_embed_does_not_block_a_search(fake_qmd: FakeQmd, make_qmd) ->
     response = backend.search("flamingo")  # first search builds the index; embed runs in the background
     assert time.monotonic() - started < 5
     assert response.backend == "qmd" and response.results
+    deadline = time.monotonic() + 5
+    while not fake_qmd.calls("embed") and time.monotonic() < deadline:
+        time.sleep(0.05)
     backend.close()  # stops the background embed instead of orphaning it
     (pid,) = [c["pid"] for c in fake_qmd.calls("embed")]
     time.sleep(0.1)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+@pytest.mark.parametrize("mode", ["vsearch", "query"])
+def test_vector_modes_without_embeddings_fall_back_instead_of_answering_empty(
+    fake_qmd: FakeQmd, make_qmd, mode: str
+) -> None:
+    fake_qmd.set(embed="fail")
+    backend = make_qmd({"searchMode": mode})
+    backend.sync()
+    result = MemoryTools(backend).call("memory_search", {"query": "flamingo"})
+    assert result["backend"] == "builtin" and result["results"]
+    assert "qmd embed has not succeeded yet: qmd embed failed" in result["backendFallback"]["reason"]
+    assert not fake_qmd.calls(mode)
 
 
 def test_embed_interval_zero_never_embeds(fake_qmd: FakeQmd, make_qmd) -> None:
@@ -127,6 +143,7 @@ def test_embed_interval_zero_never_embeds(fake_qmd: FakeQmd, make_qmd) -> None:
 @pytest.mark.parametrize("mode", ["search", "vsearch", "query"])
 def test_search_runs_the_configured_mode_with_json(fake_qmd: FakeQmd, make_qmd, mode: str) -> None:
     backend = make_qmd({"searchMode": mode})
+    backend.sync()  # vsearch/query need embeddings: sync waits for qmd embed
     response = backend.search("flamingo", max_results=3)
     (call,) = fake_qmd.calls(mode)
     assert call["args"] == [mode, "flamingo", "--json", "-n", "3"]

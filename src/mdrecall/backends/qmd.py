@@ -167,6 +167,7 @@ class QmdBackend:
         self._running: set[subprocess.Popen[bytes]] = set()
         self._embedder: threading.Thread | None = None
         self._closed = False
+        self._proc_lock = threading.Lock()
 
     # -- configuration -----------------------------------------------------------------------------
 
@@ -228,21 +229,24 @@ class QmdBackend:
         """Run `qmd <args>` in its own home; stdout on success, else QmdError (missing, exit code, timeout)."""
         command = shlex.split(self.cfg.command) or ["qmd"]
         self.home.mkdir(parents=True, exist_ok=True)
-        try:
-            proc = subprocess.Popen(
-                [*command, *args],
-                cwd=self.home,
-                env=self._env(),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except FileNotFoundError:
-            raise QmdError(f"qmd not found: {command[0]!r} is not installed or not on PATH") from None
-        except OSError as err:
-            raise QmdError(f"cannot run qmd ({command[0]}): {err.strerror}") from None
-        self._running.add(proc)
+        with self._proc_lock:  # close() must see every process it has to stop
+            if self._closed:
+                raise QmdError("qmd backend closed")
+            try:
+                proc = subprocess.Popen(
+                    [*command, *args],
+                    cwd=self.home,
+                    env=self._env(),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )
+            except FileNotFoundError:
+                raise QmdError(f"qmd not found: {command[0]!r} is not installed or not on PATH") from None
+            except OSError as err:
+                raise QmdError(f"cannot run qmd ({command[0]}): {err.strerror}") from None
+            self._running.add(proc)
         try:
             out, err = proc.communicate(timeout=timeout_ms / 1000)
         except subprocess.TimeoutExpired:
@@ -450,6 +454,10 @@ class QmdBackend:
             self.refresh(force=True)  # first search before any update: build the index now
             if self._ms_since("lastUpdate") is None:
                 raise QmdError(self.unavailable_reason() or "qmd index not built")
+        if mode != "search" and self._ms_since("lastEmbed") is None:
+            last = self._state.get("lastEmbed")
+            why = f": {last['error']}" if isinstance(last, dict) and last.get("error") else ""
+            raise QmdError(f"qmd {mode} needs embeddings and qmd embed has not succeeded yet{why}")
         limit = min(max_results or limits.max_results, limits.max_results)
         raw = self.run([mode, cleaned, "--json", "-n", str(limit)], limits.timeout_ms)
         rows = self._parse(raw)
@@ -606,8 +614,10 @@ class QmdBackend:
 
     def close(self) -> None:
         """Stop whatever qmd is still running for us (an embed in the background), never leave it orphaned."""
-        self._closed = True
-        for proc in list(self._running):
+        with self._proc_lock:
+            self._closed = True
+            running = list(self._running)
+        for proc in running:
             _kill(proc)
         if self._embedder is not None:
             self._embedder.join(timeout=5)
