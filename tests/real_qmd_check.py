@@ -22,7 +22,8 @@ from mdrecall.backends import open_backend
 from mdrecall.config import parse_config, resolve_settings
 from mdrecall.tools import MemoryTools
 
-REAL_BIN = Path(os.environ.get("MDRECALL_REAL_QMD_BIN", Path(__file__).resolve().parent.parent / ".qmd-real/node_modules/.bin"))
+DEFAULT_BIN = Path(__file__).resolve().parent.parent / ".qmd-real" / "node_modules" / ".bin"
+REAL_BIN = Path(os.environ.get("MDRECALL_REAL_QMD_BIN", DEFAULT_BIN))
 
 
 def _write(root: Path, rel: str, text: str) -> Path:

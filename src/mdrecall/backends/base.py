@@ -31,6 +31,11 @@ class MemoryBackend(Protocol):
     config: MemoryConfig
     on_synced: Callable[[SyncReport], None] | None
 
+    @property
+    def read_only(self) -> bool:
+        """True when the index may be searched but not written (callers then skip syncing)."""
+        ...
+
     def sync(
         self,
         force: bool = False,

@@ -57,6 +57,14 @@ class FallbackBackend:
     def provider_result(self) -> Any:
         return self.fallback.provider_result
 
+    @property
+    def read_only(self) -> bool:
+        return bool(self.fallback.read_only)
+
+    @property
+    def db_path(self) -> Any:
+        return self.fallback.db_path
+
     # -- sync --------------------------------------------------------------------------------------
 
     def sync(
