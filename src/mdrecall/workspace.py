@@ -13,10 +13,75 @@ import stat
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import PathRefusedError
+from .errors import ConfigError, PathRefusedError
 
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"
+# Extra paths that would walk pseudo-filesystems or the whole machine.
+SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
+Skipped = list[tuple[str, str]]
+
+
+def escaped(name: str | os.PathLike[str]) -> str:
+    """A file name as printable text: undecodable bytes shown as \\xNN (for warnings, never for opening)."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def is_storable_name(name: str) -> bool:
+    """Can this name be stored and cited as text? (False for names whose bytes are not valid UTF-8.)"""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def decode_text(raw: bytes) -> tuple[str, bool]:
+    """File bytes as text: a UTF-8/UTF-16/UTF-32 BOM is honoured, else UTF-8 with undecodable bytes replaced.
+
+    The flag says whether any bytes were replaced.
+    """
+    for bom, codec in (
+        (b"\xff\xfe\x00\x00", "utf-32-le"),
+        (b"\x00\x00\xfe\xff", "utf-32-be"),
+        (b"\xef\xbb\xbf", "utf-8"),
+        (b"\xff\xfe", "utf-16-le"),
+        (b"\xfe\xff", "utf-16-be"),
+    ):
+        if raw.startswith(bom):
+            body = raw[len(bom) :]
+            try:
+                return body.decode(codec), False
+            except UnicodeDecodeError:
+                return body.decode(codec, errors="replace"), True
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace"), True
+
+
+def has_text_bom(raw: bytes) -> bool:
+    """UTF-16/32 text has NUL bytes; its BOM tells it apart from binary content."""
+    return raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"))
+
+
+def line_range_text(raw: bytes, from_line: int | None = None, lines: int | None = None) -> str:
+    """The file as written (decoded), or `lines` lines from 1-based `from_line`, numbered as the index does."""
+    text, _ = decode_text(raw)
+    if from_line is None and lines is None:
+        return text
+    all_lines = split_lines(text)
+    start = (from_line or 1) - 1
+    end = len(all_lines) if lines is None else start + lines
+    return "\n".join(all_lines[start:end])
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as the index numbers them: \\r\\n, \\r and \\n all end a line; a final newline adds no line."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 class MemoryFile(NamedTuple):
@@ -39,22 +104,14 @@ def _is_markdown(name: str) -> bool:
     return name.lower().endswith(".md")
 
 
-def _regular_file_stat(path: Path) -> os.stat_result | None:
-    """lstat of a regular, non-symlink file, else None."""
-    try:
-        st = path.lstat()
-    except OSError:
-        return None
-    return st if stat.S_ISREG(st.st_mode) else None
-
-
-def _walk_markdown(root: Path) -> list[tuple[str, os.stat_result]]:
+def _walk_markdown(root: Path, skipped: Skipped | None = None) -> list[tuple[str, os.stat_result | None]]:
     """(path, lstat) of every .md regular file under root, never descending into symlinked directories.
 
-    os.scandir gives each entry's type without a system call and its lstat with one, so a no-op sync of
-    a large tree costs about what `os.walk` + `stat` cost.
+    os.scandir gives each entry's type without a system call and its lstat with one, so a no-op sync of a
+    large tree costs about what `os.walk` + `stat` cost. Unreadable directories are reported in `skipped`
+    (escaped), never fatal; an entry whose lstat fails comes back with None (the caller reports it).
     """
-    found: list[tuple[str, os.stat_result]] = []
+    found: list[tuple[str, os.stat_result | None]] = []
     try:
         root_st = root.lstat()
     except OSError:
@@ -70,18 +127,40 @@ def _walk_markdown(root: Path) -> list[tuple[str, os.stat_result]]:
                     try:
                         if entry.is_dir(follow_symlinks=False):
                             pending.append(entry.path)
-                        elif entry.name.lower().endswith(".md") and entry.is_file(follow_symlinks=False):
-                            found.append((entry.path, entry.stat(follow_symlinks=False)))
+                            continue
+                        if not entry.name.lower().endswith(".md") or not entry.is_file(follow_symlinks=False):
+                            continue
                     except OSError:
                         continue
-        except OSError:
-            continue
+                    try:
+                        found.append((entry.path, entry.stat(follow_symlinks=False)))
+                    except OSError:
+                        found.append((entry.path, None))
+        except OSError as err:
+            if skipped is not None:
+                skipped.append((escaped(directory), f"directory not readable: {err.strerror or err}"))
     return found
 
 
 def display_path(abs_path: Path, workspace: Path) -> str:
     """Workspace-relative POSIX path; files outside the workspace (extra paths) get a `../` path."""
     return Path(os.path.relpath(abs_path, workspace)).as_posix()
+
+
+def check_extra_path(workspace: Path, extra: str) -> Path:
+    """The resolved extra path, or ConfigError when it covers / or a pseudo-filesystem (/proc, /sys, /dev)."""
+    target = resolve_extra_path(workspace, extra)
+    for candidate in {target, Path(os.path.realpath(target))}:
+        text = candidate.as_posix()
+        covers_system = any(
+            text == root or text.startswith(root + "/") or root.startswith(text.rstrip("/") + "/")
+            for root in SYSTEM_ROOTS
+        )
+        if candidate == Path(candidate.anchor) or covers_system:
+            raise ConfigError(
+                f"extraPaths entry {extra!r} refused: it covers {text} (the file system root or /proc, /sys, /dev)"
+            )
+    return target
 
 
 def _display(path: str, workspace_prefix: str, workspace: Path) -> str:
@@ -92,16 +171,18 @@ def _display(path: str, workspace_prefix: str, workspace: Path) -> str:
     return display_path(Path(path), workspace)
 
 
-def _candidates(workspace: Path, extra_paths: list[str]) -> list[tuple[str, os.stat_result | None]]:
+def _candidates(
+    workspace: Path, extra_paths: list[str], skipped: Skipped | None = None
+) -> list[tuple[str, os.stat_result | None]]:
     """Every place a memory file may be, with its lstat when the directory walk already has it."""
     candidates: list[tuple[str, os.stat_result | None]] = [(str(workspace / name), None) for name in ROOT_MEMORY_FILES]
-    candidates.extend(_walk_markdown(workspace / MEMORY_DIR))
+    candidates.extend(_walk_markdown(workspace / MEMORY_DIR, skipped))
     for extra in extra_paths:
-        target = resolve_extra_path(workspace, extra)
+        target = check_extra_path(workspace, extra)
         if target.is_symlink():
             continue
         if target.is_dir():
-            candidates.extend(_walk_markdown(target))
+            candidates.extend(_walk_markdown(target, skipped))
         elif _is_markdown(target.name):
             candidates.append((str(target), None))
     return candidates
@@ -114,33 +195,45 @@ def resolve_extra_path(workspace: Path, extra: str) -> Path:
     return Path(os.path.normpath(joined))
 
 
-def list_memory_files(workspace: Path, extra_paths: list[str] | None = None) -> list[MemoryFile]:
+def list_memory_files(
+    workspace: Path, extra_paths: list[str] | None = None, skipped: Skipped | None = None
+) -> list[MemoryFile]:
     """Discover the memory files of a workspace, sorted by path, symlinks skipped, deduplicated.
 
     A file reached twice (overlapping extra paths, a hard link, a symlinked ancestor of an extra path) is
-    kept once: duplicates are recognised by device and inode, which the lstat already gave.
+    kept once: duplicates are recognised by device and inode, which the lstat already gave. Files whose
+    names cannot be stored as text (bytes that are not UTF-8) or that cannot be inspected (path too long)
+    are left out and reported in `skipped` with an escaped name, so one odd file never breaks a sync or a
+    search.
     """
     seen: set[tuple[int, int]] = set()
     files: list[MemoryFile] = []
     prefix = str(workspace).rstrip(os.sep) + os.sep
-    for candidate, known in _candidates(workspace, extra_paths or []):
-        if known is None:  # not from a directory walk, which only yields regular .md files
-            known = _regular_file_stat(Path(candidate)) if _is_markdown(os.path.basename(candidate)) else None
-            if known is None:
-                continue
+    for candidate, known in _candidates(workspace, extra_paths or [], skipped):
+        if not _is_markdown(os.path.basename(candidate)):
+            continue
+        rel = _display(candidate, prefix, workspace)
+        if not is_storable_name(rel):
+            if skipped is not None:
+                skipped.append((escaped(rel), "file name is not valid UTF-8: skipped (rename the file to index it)"))
+            continue
         st = known
+        if st is None:
+            try:
+                st = os.lstat(candidate)
+            except FileNotFoundError:
+                continue
+            except OSError as err:
+                if skipped is not None:
+                    skipped.append((escaped(rel), f"skipped: {err.strerror or err}"))
+                continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
         identity = (st.st_dev, st.st_ino)
         if identity in seen:
             continue
         seen.add(identity)
-        files.append(
-            MemoryFile(
-                path=_display(candidate, prefix, workspace),
-                location=candidate,
-                mtime_ms=int(st.st_mtime_ns // 1_000_000),
-                size=st.st_size,
-            )
-        )
+        files.append(MemoryFile(rel, candidate, int(st.st_mtime_ns // 1_000_000), st.st_size))
     files.sort(key=lambda f: f.path)
     return files
 
@@ -184,9 +277,10 @@ def resolve_memory_path(workspace: Path, rel_path: str, extra_paths: list[str] |
     """Map a path an agent asked for onto a memory file, or raise PathRefusedError saying why.
 
     Accepted: workspace-relative POSIX paths to `.md` files that are memory files (including the `../`
-    paths that search results give for extra paths outside the workspace). Refused: empty, absolute,
-    backslash, NUL or percent-encoded paths, anything outside the memory locations, symlinks anywhere on
-    the way, and non-markdown files.
+    paths that search results give for extra paths outside the workspace). `%` and `\\` are ordinary
+    characters of a file name on POSIX (never decoded, never separators), so every path search cites can
+    be opened. Refused: empty, absolute or NUL paths, anything outside the memory locations, symlinks
+    anywhere on the way, and non-markdown files.
     """
     extras = extra_paths or []
     raw = (rel_path or "").strip()
@@ -194,10 +288,8 @@ def resolve_memory_path(workspace: Path, rel_path: str, extra_paths: list[str] |
         raise PathRefusedError("path is required (e.g. MEMORY.md or memory/2026-01-31.md)")
     if "\0" in raw:
         raise PathRefusedError("path refused: contains a NUL byte")
-    if "\\" in raw:
+    if "\\" in raw and os.sep == "\\":
         raise PathRefusedError(f"path refused: use '/' separators, not '\\': {raw}")
-    if "%" in raw:
-        raise PathRefusedError(f"path refused: percent-encoded paths are not accepted: {raw}")
     if raw.startswith("/") or raw.startswith("~") or (len(raw) > 1 and raw[1] == ":"):
         raise PathRefusedError(f"path refused: give a path relative to the workspace, not an absolute one: {raw}")
     normalized = posixpath.normpath(raw)
