@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -73,6 +74,15 @@ def generate_workspace(root: Path, files: int, seed: int = 7) -> list[str]:
     return identifiers
 
 
+def _walk_and_stat(root: Path) -> tuple[float, float]:
+    """The floor of a no-op sync: os.walk + stat of every file of the tree (wall and CPU seconds)."""
+    started, cpu = time.perf_counter(), time.process_time()
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            os.stat(os.path.join(dirpath, name))
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
 def _percentiles(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
@@ -113,9 +123,12 @@ def run(files: int, provider_name: str, queries: int, out: Path, keep: bool) -> 
             "chunks_per_second": round(report.chunks_indexed / total, 1) if total else None,
         }
 
-        started = time.perf_counter()
+        floor_wall, floor_cpu = _walk_and_stat(workspace)
+        started, cpu = time.perf_counter(), time.process_time()
         noop = index.sync()
         results["noop_sync_seconds"] = round(time.perf_counter() - started, 4)
+        results["noop_sync_cpu_seconds"] = round(time.process_time() - cpu, 4)
+        results["noop_floor_walk_stat"] = {"seconds": round(floor_wall, 4), "cpu_seconds": round(floor_cpu, 4)}
         assert noop.files_indexed == 0
 
         changed = sorted(workspace.glob("memory/**/*.md"))[: max(1, files // 100)]
