@@ -35,7 +35,8 @@ def test_the_builtin_index_answers_when_qmd_fails(
     assert time.monotonic() - started < 5
     assert result["backend"] == "builtin"
     assert result["backendFallback"]["from"] == "qmd" and reason in result["backendFallback"]["reason"]
-    assert [r["path"] for r in result["results"]] == ["memory/2026-01-31.md"]  # never empty because qmd failed
+    found = {r["path"] for r in result["results"]}
+    assert found == {"memory/2026-01-31.md", "../docs/guide.md"}  # never empty because qmd failed
     status = tools.call("memory_status", {})
     assert status["backend"] == "qmd" and status["servedBy"] == "builtin"
     assert reason in status["backendFallback"]["reason"]
@@ -48,6 +49,14 @@ def test_a_missing_qmd_binary_falls_back(make_qmd) -> None:
     assert "not installed or not on PATH" in result["backendFallback"]["reason"]
     status = tools.call("memory_status", {})
     assert status["qmd"]["available"] is False and status["qmd"]["version"] is None
+
+
+def test_the_fallback_also_knows_the_qmd_paths(fake_qmd: FakeQmd, make_qmd) -> None:
+    fake_qmd.set(search="fail")
+    tools = MemoryTools(make_qmd())
+    result = tools.call("memory_search", {"query": "runbook"})
+    assert result["backend"] == "builtin" and [r["path"] for r in result["results"]] == ["../docs/guide.md"]
+    assert "runbook" in tools.call("memory_get", {"path": "../docs/guide.md"})["text"]
 
 
 def test_qmd_serves_again_once_it_recovers(fake_qmd: FakeQmd, make_qmd) -> None:
