@@ -51,6 +51,22 @@ def test_a_missing_qmd_binary_falls_back(make_qmd) -> None:
     assert status["qmd"]["available"] is False and status["qmd"]["version"] is None
 
 
+def test_an_unexpected_error_in_the_qmd_path_falls_back_too(
+    fake_qmd: FakeQmd, make_qmd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = make_qmd()
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise PermissionError("collection root unreadable")
+
+    monkeypatch.setattr(backend.primary, "search", broken)
+    monkeypatch.setattr(backend.primary, "status", broken)
+    result = MemoryTools(backend).call("memory_search", {"query": "flamingo"})
+    assert result["backend"] == "builtin" and result["results"]
+    assert "PermissionError: collection root unreadable" in result["backendFallback"]["reason"]
+    assert backend.status()["qmd"]["available"] is False
+
+
 def test_the_fallback_also_knows_the_qmd_paths(fake_qmd: FakeQmd, make_qmd) -> None:
     fake_qmd.set(search="fail")
     tools = MemoryTools(make_qmd())
