@@ -105,7 +105,9 @@ def test_an_update_failure_after_a_good_one_keeps_qmd_serving(fake_qmd: FakeQmd,
 def test_status_shows_version_collections_documents_update_and_embed(fake_qmd: FakeQmd, make_qmd) -> None:
     backend = make_qmd()
     backend.sync()
-    qmd = backend.status()["qmd"]
+    status = backend.status()
+    assert status["servedBy"] == "qmd" and "backendFallback" not in status  # no search yet: who would answer
+    qmd = status["qmd"]
     assert qmd["version"] == "9.9.9-fake" and qmd["available"] is True
     assert qmd["documents"] == 4 and qmd["vectors"] == 4
     assert {c["name"]: c["documents"] for c in qmd["collections"]} == {"memory-root": 1, "memory-dir": 1, "docs": 2}
@@ -150,3 +152,4 @@ def test_cli_says_when_the_builtin_index_answered(qmd_workspace: Path, tmp_path:
     assert "memory/2026-01-31.md" in found.output and "answered by the builtin index" in found.output
     shown = _cli(tmp_path, qmd_workspace, "status")
     assert "not available" in shown.output and "qmd fallback" in shown.output
+    assert json.loads(_cli(tmp_path, qmd_workspace, "status", "--json").output)["servedBy"] == "builtin"

@@ -139,8 +139,11 @@ class FallbackBackend:
             out["qmd"] = self.primary.status()
         except Exception as err:  # status must report, not raise
             out["qmd"] = {"available": False, "error": f"{type(err).__name__}: {err}", "collections": []}
-        out["servedBy"] = self.last_served
         reason = (self.last_fallback or {}).get("reason") or self.primary.unavailable_reason()
+        if reason is None and not out["qmd"].get("available", True):
+            reason = out["qmd"].get("error")
+        # who answered the last search, or (no search yet in this process) who would answer one now
+        out["servedBy"] = self.last_served if self.last_served != "none" else ("builtin" if reason else "qmd")
         if reason:
             out["backendFallback"] = {"from": "qmd", "reason": reason}
         return out
