@@ -230,6 +230,11 @@ def test_a_version_1_index_is_rebuilt_in_the_compact_format(tmp_path: Path, make
     old = apsw.Connection(str(db))
     old.execute("PRAGMA user_version = 1")
     old.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    old.execute("CREATE TABLE files (path TEXT PRIMARY KEY, source TEXT, hash TEXT, mtime INTEGER, size INTEGER)")
+    old.execute(
+        "CREATE TABLE chunks (id TEXT PRIMARY KEY, path TEXT, source TEXT, start_line INTEGER, end_line INTEGER, "
+        "hash TEXT, model TEXT, text TEXT, embedding TEXT, updated_at INTEGER)"
+    )
     old.execute("INSERT INTO meta VALUES ('memory_index_meta_v1', ?)", (json.dumps(meta),))
     old.close()
     index = make_index(workspace, None, db_path=db)
