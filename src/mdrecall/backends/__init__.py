@@ -1,0 +1,1 @@
+"""Memory backends (the seam lands with the qmd backend; postgres lives in backends/postgres)."""
