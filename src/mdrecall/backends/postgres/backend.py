@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import threading
 import time
@@ -39,6 +40,9 @@ try:
     from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError:  # pragma: no cover - the extra is missing
     psycopg = None  # type: ignore[assignment]
+
+# The pool logs each failed reconnection; the backend reports an unreachable server itself, in one line.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 INSTALL_HINT = "the postgres backend needs its extra: pip install 'mdrecall[postgres]'"
 
@@ -112,8 +116,20 @@ class PostgresIndex(MemoryIndex):
 
     # -- connections -------------------------------------------------------------------------------
 
+    def _reset_pool(self) -> None:
+        """Drop the pool after a failure: the next call reconnects at once instead of waiting out the pool's
+        reconnection back-off (and fails fast, to the fallback, while the server is still down)."""
+        with self._pool_lock:
+            pool, self._pool_obj = self._pool_obj, None
+        if pool is not None:
+            with contextlib.suppress(Exception):
+                pool.close(timeout=0.5)
+
     def _unavailable(self, err: BaseException, doing: str) -> PostgresUnavailableError:
-        return PostgresUnavailableError(f"postgres server {self.server} unavailable {doing}: {scrub(str(err), self.dsn)}")
+        self._reset_pool()
+        return PostgresUnavailableError(
+            f"postgres server {self.server} unavailable {doing}: {scrub(str(err), self.dsn)}"
+        )
 
     def _configure(self, conn: Any) -> None:
         from pgvector.psycopg import register_vector
@@ -207,6 +223,7 @@ class PostgresIndex(MemoryIndex):
             try:
                 report = self._locked_sync(force, reason, progress, gate)
             except _unavailable_types() as err:
+                self._reset_pool()
                 raise PostgresUnavailableError(
                     f"postgres server {self.server} went away during sync ({scrub(str(err), self.dsn)}); "
                     "nothing is lost: the markdown is untouched and the next sync picks up where this one stopped"
@@ -244,7 +261,9 @@ class PostgresIndex(MemoryIndex):
         return report
 
     def _new_generation(self, pool: Any, conn: Any, index_id: int) -> PgStore:
-        gen = conn.execute("INSERT INTO mdrecall_generations(index_id) VALUES (%s) RETURNING id", (index_id,)).fetchone()[0]
+        gen = conn.execute(
+            "INSERT INTO mdrecall_generations(index_id) VALUES (%s) RETURNING id", (index_id,)
+        ).fetchone()[0]
         return PgStore(pool, index_id, int(gen), conn=conn, ef_search=self.pg.ef_search)
 
     def _switch_generation(self, conn: Any, index_id: int, generation: int | None) -> None:
@@ -274,11 +293,14 @@ class PostgresIndex(MemoryIndex):
         except PostgresUnavailableError:
             return None
         except _unavailable_types():
+            self._reset_pool()
             return None
 
     def _request_sync_if_dirty(self) -> None:
-        with contextlib.suppress(*_unavailable_types()):
+        try:
             super()._request_sync_if_dirty()
+        except _unavailable_types():
+            self._reset_pool()
 
     # -- search ------------------------------------------------------------------------------------
 
@@ -296,8 +318,9 @@ class PostgresIndex(MemoryIndex):
         try:
             return self._search(query, max_results, min_score, mode, citations, session_key)
         except _unavailable_types() as err:
-            return self._fallback_search(self._unavailable(err, "for search"), query, max_results, min_score, mode,
-                                         citations, session_key)
+            return self._fallback_search(
+                self._unavailable(err, "for search"), query, max_results, min_score, mode, citations, session_key
+            )
 
     def _search(
         self,
@@ -363,9 +386,7 @@ class PostgresIndex(MemoryIndex):
             raise err
         local = self._fallback_index()
         local.ensure_fresh()
-        response = local.search(
-            query, max_results, min_score, mode, citations=citations, session_key=session_key
-        )
+        response = local.search(query, max_results, min_score, mode, citations=citations, session_key=session_key)
         what = "the local keyword index" if self.pg.fallback == "keyword" else "the local index"
         notice = f"{err}; answered from {what} built from the markdown"
         response.notice = f"{notice}; {response.notice}" if response.notice else notice
@@ -436,8 +457,11 @@ class PostgresIndex(MemoryIndex):
             started = time.perf_counter()
             try:
                 vector = provider.embed_query("mdrecall status probe")
-                probe["embeddings"] = {"ok": True, "dims": int(len(vector)),
-                                       "ms": round((time.perf_counter() - started) * 1000, 1)}
+                probe["embeddings"] = {
+                    "ok": True,
+                    "dims": int(len(vector)),
+                    "ms": round((time.perf_counter() - started) * 1000, 1),
+                }
             except Exception as err:  # a probe reports any failure instead of raising
                 probe["embeddings"] = {"ok": False, "error": str(err)}
         try:

@@ -27,7 +27,12 @@ class PgStore:
     """Rows of one generation of one index (`index_id`); `generation=ACTIVE` follows the live generation."""
 
     def __init__(
-        self, pool: Any, index_id: int | None, generation: int | str | None = ACTIVE, conn: Any = None, ef_search: int = 200
+        self,
+        pool: Any,
+        index_id: int | None,
+        generation: int | str | None = ACTIVE,
+        conn: Any = None,
+        ef_search: int = 200,
     ) -> None:
         self.pool = pool
         self.index_id = index_id
@@ -94,7 +99,9 @@ class PgStore:
             gen = self.generation(conn)
             if gen is None:
                 return None
-            row = conn.execute("SELECT value FROM mdrecall_meta WHERE generation = %s AND key = %s", (gen, key)).fetchone()
+            row = conn.execute(
+                "SELECT value FROM mdrecall_meta WHERE generation = %s AND key = %s", (gen, key)
+            ).fetchone()
         return row[0] if row else None
 
     def write_meta_value(self, key: str, value: str) -> None:
@@ -134,7 +141,8 @@ class PgStore:
     def upsert_file(self, row: FileRow) -> None:
         with self._connection() as conn:
             conn.execute(
-                "INSERT INTO mdrecall_files(generation, path, source, hash, mtime, size) VALUES (%s, %s, %s, %s, %s, %s) "
+                "INSERT INTO mdrecall_files(generation, path, source, hash, mtime, size) "
+                "VALUES (%s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (generation, path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
                 "mtime = excluded.mtime, size = excluded.size",
                 (self.generation(conn), row.path, row.source, row.hash, row.mtime, row.size),
@@ -172,15 +180,28 @@ class PgStore:
             vector = None if row.embedding is None else np.asarray(row.embedding, dtype=np.float32)
             dims = None if vector is None else int(vector.shape[0])
             params.append(
-                (row.id, row.path, row.source, row.start_line, row.end_line, row.hash, row.model, row.text, tsv,
-                 doc_len, dims, vector, stamp)
+                (
+                    row.id,
+                    row.path,
+                    row.source,
+                    row.start_line,
+                    row.end_line,
+                    row.hash,
+                    row.model,
+                    row.text,
+                    tsv,
+                    doc_len,
+                    dims,
+                    vector,
+                    stamp,
+                )
             )
         with self._connection() as conn:
             gen = self.generation(conn)
             with conn.cursor() as cur:
                 cur.executemany(
-                    "INSERT INTO mdrecall_chunks(generation, id, path, source, start_line, end_line, hash, model, text, "
-                    "tsv, doc_len, dims, embedding, updated_at) "
+                    "INSERT INTO mdrecall_chunks(generation, id, path, source, start_line, end_line, hash, model, "
+                    "text, tsv, doc_len, dims, embedding, updated_at) "
                     f"VALUES ({int(gen)}, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s, %s, %s)",
                     params,
                 )
@@ -226,7 +247,8 @@ class PgStore:
         """mtime (ms) of session transcripts, for temporal decay (`mdrecall.search`)."""
         with self._connection() as conn:
             rows = conn.execute(
-                "SELECT path, mtime FROM mdrecall_files WHERE generation = %s AND source = 'sessions' AND path = ANY(%s)",
+                "SELECT path, mtime FROM mdrecall_files "
+                "WHERE generation = %s AND source = 'sessions' AND path = ANY(%s)",
                 (self.generation(conn), list(paths)),
             ).fetchall()
         return {str(r[0]): int(r[1]) for r in rows}
@@ -307,8 +329,14 @@ class PgStore:
                 return []
             rows = conn.execute(
                 BM25_SQL,
-                {"terms": query.terms, "gen": gen, "model": model, "sources": list(sources),
-                 "tsquery": query.tsquery, "limit": limit},
+                {
+                    "terms": query.terms,
+                    "gen": gen,
+                    "model": model,
+                    "sources": list(sources),
+                    "tsquery": query.tsquery,
+                    "limit": limit,
+                },
             ).fetchall()
         return [SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(r[6])) for r in rows]
 
