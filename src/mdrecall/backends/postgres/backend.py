@@ -23,7 +23,10 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ...config import Settings
 from ...embeddings.factory import ProviderResult
@@ -260,6 +263,31 @@ class PostgresIndex(MemoryIndex):
         self.last_sync = report
         return report
 
+    def import_embedding_cache(self, sqlite_path: Path, batch: int = 500) -> int:
+        """Seed this index's embedding cache from a builtin SQLite index file: moving an agent from the
+        builtin backend to the server then re-embeds nothing. Returns how many vectors were copied."""
+        from ...store import Store
+
+        source = Store(sqlite_path, vector_enabled=False)
+        copied = 0
+        try:
+            rows = source.conn.execute("SELECT provider, model, provider_key, hash, embedding FROM embedding_cache")
+            with self._pool().connection() as conn:
+                target = PgStore(self._pool(), self._ensure_index_id(conn), ACTIVE, conn=conn)
+                pending: dict[tuple[str, str, str], list[tuple[str, np.ndarray]]] = {}
+                for provider, model, key, text_hash, blob in rows:
+                    pending.setdefault((provider, model, key), []).append(
+                        (text_hash, np.asarray(json.loads(blob), dtype=np.float32))
+                    )
+                for (provider, model, key), entries in pending.items():
+                    for start in range(0, len(entries), batch):
+                        with target.transaction():
+                            target.cache_put(provider, model, key, entries[start : start + batch])
+                    copied += len(entries)
+        finally:
+            source.close()
+        return copied
+
     def _new_generation(self, pool: Any, conn: Any, index_id: int) -> PgStore:
         gen = conn.execute(
             "INSERT INTO mdrecall_generations(index_id) VALUES (%s) RETURNING id", (index_id,)
@@ -335,11 +363,11 @@ class PostgresIndex(MemoryIndex):
         min_score, _ = self.effective_min_score(min_score)
         pool = self._pool()
         index_id = self._reader_index_id()
-        with pool.connection() as conn, conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            snapshot = PgStore(pool, index_id, ACTIVE, conn=conn, ef_search=self.pg.ef_search).pin()
+        with pool.connection() as conn, self._snapshot(conn):
+            snapshot = PgStore(pool, index_id, ACTIVE, conn=conn, ef_search=self.pg.ef_search)
+            snapshot.tuned_ef = self.pg.ef_search
             response = run_search(
-                snapshot,  # type: ignore[arg-type]
+                snapshot.pin(),  # type: ignore[arg-type]
                 self.provider,
                 index_model(self.provider),
                 self.config.query,
@@ -353,6 +381,23 @@ class PostgresIndex(MemoryIndex):
             )
         self.last_fallback = None
         return response
+
+    @contextlib.contextmanager
+    def _snapshot(self, conn: Any) -> Iterator[None]:
+        """One REPEATABLE READ, read-only transaction for a whole search (keyword side, vector side, the
+        generation they read), opened with the HNSW settings in a single round trip."""
+        ef = int(self.pg.ef_search)
+        conn.execute(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+            f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order"
+        )
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(Exception):
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     def _fallback_index(self) -> MemoryIndex:
         """The local index searches use while the server is down (built from the markdown on first use)."""

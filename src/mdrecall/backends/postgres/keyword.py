@@ -158,17 +158,17 @@ def _split(match: str) -> list[str]:
 # One statement, one snapshot: matches, document frequencies and totals are read together. Scores are FTS5's
 # bm25() (negative, lower is better), so `mdrecall.search.bm25_rank_to_score` maps them exactly as for SQLite.
 BM25_SQL = f"""
-WITH q(term) AS (SELECT DISTINCT unnest(%(terms)s::text[])),
-stats AS (
+WITH q(term) AS MATERIALIZED (SELECT DISTINCT unnest(%(terms)s::text[])),
+stats AS MATERIALIZED (
   SELECT n_chunks::float8 AS n, CASE WHEN n_chunks > 0 THEN total_len::float8 / n_chunks ELSE 1 END AS avgdl
   FROM mdrecall_generations WHERE id = %(gen)s
 ),
-df AS (
+df AS MATERIALIZED (
   SELECT q.term, (SELECT count(*) FROM mdrecall_chunks c
                   WHERE c.generation = %(gen)s AND c.tsv @@ quote_literal(q.term)::tsquery)::float8 AS hits
   FROM q
 ),
-idf AS (
+idf AS MATERIALIZED (
   SELECT df.term, GREATEST(ln((s.n - df.hits + 0.5) / (df.hits + 0.5)), 1e-6) AS idf FROM df, stats s
 ),
 m AS (

@@ -39,6 +39,7 @@ class PgStore:
         self._generation = generation
         self.conn = conn
         self.ef_search = ef_search
+        self.tuned_ef = 0  # ef_search already in force on the bound connection's transaction
         self.fts = FtsState(enabled=True, available=True)
         self.vector = VectorState(enabled=True, available=True, extension_path="pgvector")
         self.path = None
@@ -340,18 +341,28 @@ class PgStore:
             ).fetchall()
         return [SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(r[6])) for r in rows]
 
+    @contextlib.contextmanager
+    def _vector_settings(self, conn: Any, limit: int) -> Iterator[None]:
+        """HNSW breadth and iterative scans (so filters by generation and source still fill `limit`), set for
+        this transaction only. A search snapshot set them already, in the same round trip as its BEGIN."""
+        ef = max(self.ef_search, 2 * limit)
+        if self.tuned_ef >= ef:
+            yield
+            return
+        with conn.transaction():
+            conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}; SET LOCAL hnsw.iterative_scan = relaxed_order")
+            yield
+
     def vector_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
         """Nearest chunks by cosine through the HNSW index for the query's width (iterative scan when filtered)."""
         vector = np.asarray(query, dtype=np.float32)
         dims = int(vector.shape[0])
         expression, _ = vector_expression(dims)
         cast = expression.split("::", 1)[1]
-        with self._connection() as conn, conn.transaction():
+        with self._connection() as conn, self._vector_settings(conn, limit):
             gen = self.generation(conn)
             if gen is None:
                 return []
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(self.ef_search, 2 * limit)),))
-            conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
             rows = conn.execute(
                 f"SELECT id, path, source, start_line, end_line, text, {expression} <=> %(q)s::{cast} AS distance "
                 f"FROM mdrecall_chunks WHERE dims = {dims} AND generation = %(gen)s AND model = %(model)s "
