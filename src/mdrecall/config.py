@@ -193,7 +193,7 @@ _DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_4
 
 
 def parse_duration_ms(value: str | int | float) -> int:
-    """"5m", "30s", "1h", "500ms" (or a bare number of milliseconds) → milliseconds; "0" turns a timer off."""
+    """ "5m", "30s", "1h", "500ms" (or a bare number of milliseconds) → milliseconds; "0" turns a timer off."""
     if isinstance(value, bool):
         raise ValueError("a duration must be like '5m', '30s', '1h' or a number of milliseconds")
     if isinstance(value, int | float):
@@ -316,7 +316,7 @@ class MemoryConfig(_Section):
     cache: CacheConfig = Field(default_factory=CacheConfig)
     experimental: ExperimentalConfig = Field(default_factory=ExperimentalConfig)
     citations: Literal["auto", "on", "off"] = "auto"
-    backend: Literal["builtin", "qmd"] = "builtin"
+    backend: Literal["builtin", "qmd", "postgres"] = "builtin"
     qmd: QmdConfig = Field(default_factory=QmdConfig)
     # Safety (issue 13): memory files are redacted before indexing unless turned off; bigger files are skipped.
     redact_memory: bool = True

@@ -228,7 +228,7 @@ class PostgresIndex(MemoryIndex):
             except _unavailable_types() as err:
                 self._reset_pool()
                 raise PostgresUnavailableError(
-                    f"postgres server {self.server} went away during sync ({scrub(str(err), self.dsn)}); "
+                    f"postgres server {self.server} unavailable during sync ({scrub(str(err), self.dsn)}); "
                     "nothing is lost: the markdown is untouched and the next sync picks up where this one stopped"
                 ) from None
         if self.on_synced is not None:
@@ -314,6 +314,14 @@ class PostgresIndex(MemoryIndex):
                 (index_id,),
             )
 
+    def is_dirty(self) -> bool:
+        """With the server down nothing can be synced: not dirty (the search falls back and says so)."""
+        try:
+            return super().is_dirty()
+        except _unavailable_types():
+            self._reset_pool()
+            return False
+
     def ensure_fresh(self, progress: ProgressFn | None = None) -> SyncReport | None:
         """Sync when dirty; with the server down, say nothing here (the search falls back and says so)."""
         try:
@@ -380,6 +388,7 @@ class PostgresIndex(MemoryIndex):
                 session_key=session_key,
             )
         self.last_fallback = None
+        response.backend = "postgres"
         return response
 
     @contextlib.contextmanager
@@ -435,6 +444,8 @@ class PostgresIndex(MemoryIndex):
         what = "the local keyword index" if self.pg.fallback == "keyword" else "the local index"
         notice = f"{err}; answered from {what} built from the markdown"
         response.notice = f"{notice}; {response.notice}" if response.notice else notice
+        response.backend = "builtin"
+        response.backend_fallback = {"from": "postgres", "reason": str(err)}
         self.last_fallback = str(err)
         return response
 
