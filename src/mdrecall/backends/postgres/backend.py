@@ -188,6 +188,11 @@ class PostgresIndex(MemoryIndex):
         return self._index_id
 
     @property
+    def read_only(self) -> bool:
+        """The index lives on the server: whether the local state dir is writable does not matter."""
+        return False
+
+    @property
     def store(self) -> PgStore:  # type: ignore[override]
         """A store following the live generation, borrowing a pooled connection per call."""
         return PgStore(self._pool(), self._reader_index_id(), ACTIVE, ef_search=self.pg.ef_search)
@@ -224,7 +229,7 @@ class PostgresIndex(MemoryIndex):
         with self._sync_lock:
             gate = self._session_gate if respect_session_deltas else None
             try:
-                report = self._locked_sync(force, reason, progress, gate)
+                report = self._pg_sync(force, reason, progress, gate)
             except _unavailable_types() as err:
                 self._reset_pool()
                 raise PostgresUnavailableError(
@@ -235,7 +240,7 @@ class PostgresIndex(MemoryIndex):
             self.on_synced(report)
         return report
 
-    def _locked_sync(self, force: bool, reason: str, progress: ProgressFn | None, gate: Any) -> SyncReport:
+    def _pg_sync(self, force: bool, reason: str, progress: ProgressFn | None, gate: Any) -> SyncReport:
         pool = self._pool()
         with pool.connection() as conn:
             index_id = self._ensure_index_id(conn)
