@@ -29,6 +29,8 @@ from .tools import merge_overlapping, no_memory_files_message
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
+    # Plain click help: flags read `--json` (no `<bool>` placeholder), and help text is printed literally.
+    rich_markup_mode=None,
     help="Persistent, searchable memory for AI agents: markdown in, hybrid search out.",
 )
 # Messages are printed as rich Text (never parsed as markup, so "[mcp]" or "[openai]" survive) and with
@@ -84,7 +86,9 @@ def main_options(
         None, "--state-dir", help="State dir (default: $MDRECALL_STATE_DIR or ~/.mdrecall)."
     ),
     config: Path = typer.Option(None, "--config", "-c", help="Config file (default: <workspace>/mdrecall.toml)."),
-    db: Path = typer.Option(None, "--db", help="Index file (overrides <state dir>/memory/<agent>.sqlite)."),
+    db: Path = typer.Option(
+        None, "--db", help="Index file (default: <state dir>/memory/<agent>-<workspace key>.sqlite)."
+    ),
     openclaw: bool = typer.Option(
         False,
         "--openclaw",
@@ -459,8 +463,30 @@ def mcp(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: usage mistakes too end with one line on stderr and exit code 1."""
+    try:
+        code = app(standalone_mode=False)
+    except Exception as exc:
+        sys.exit(_usage_exit(exc))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_exit(exc: Exception) -> int:
+    """Exit code for an exception the command-line parser raised (typer vendors click: matched by shape)."""
+    name = type(exc).__name__
+    if name == "NoArgsIsHelpError":  # `mdrecall` alone: the help, as a successful answer
+        sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+        return 0
+    if name == "Abort":
+        _say(err, "interrupted")
+        return 130
+    if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.command_path.partition(" ")[2] if ctx is not None else ""
+        hint = f" (see: mdrecall {command + ' ' if command else ''}--help)"
+        _say(err, ("error: ", "bold red"), " ".join(exc.format_message().split()) + hint)
+        return 1
+    raise exc
 
 
 if __name__ == "__main__":
