@@ -448,10 +448,11 @@ def mcp(
     ),
 ) -> None:
     """Serve memory_search / memory_get / memory_status over the Model Context Protocol (stdio by default)."""
-    try:
-        from .mcp_server import read_token, run_http, run_stdio
-    except ImportError as exc:  # a broken install: the SDK is a core dependency
-        _fail(f"the MCP server cannot start: {exc} (reinstall mdrecall: pip install --force-reinstall mdrecall)")
+    from .mcp_server import read_token, run_http, run_stdio, sdk_missing
+
+    missing = sdk_missing()  # a broken install: the SDK is a core dependency
+    if missing:
+        _fail(missing)
     try:
         settings = _settings(ctx)
         if http:

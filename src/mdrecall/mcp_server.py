@@ -54,6 +54,13 @@ DEFAULT_HTTP_PORT = 8765
 TOKEN_ENV = "MDRECALL_MCP_TOKEN"
 
 
+def sdk_missing() -> str | None:
+    """Why the server cannot start (the MCP SDK failed to import), or None."""
+    if _IMPORT_ERROR is None:
+        return None
+    return f"the MCP SDK cannot be imported ({_IMPORT_ERROR}); reinstall it: pip install --force-reinstall mdrecall"
+
+
 def _read_only() -> Any:
     return mcp_types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
@@ -253,8 +260,9 @@ def _settings_from_args(args: argparse.Namespace) -> Settings:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if _IMPORT_ERROR is not None:
-        print(f"error: the MCP SDK cannot be imported ({_IMPORT_ERROR}); reinstall mdrecall", file=sys.stderr)
+    missing = sdk_missing()
+    if missing:
+        print(f"error: {missing}", file=sys.stderr)
         return 1
     try:
         settings = _settings_from_args(args)
