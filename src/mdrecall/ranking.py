@@ -50,18 +50,26 @@ def to_epoch(now: datetime | float | None) -> float:
     return float(now)
 
 
-def age_days(path: str, source: str, mtime_ms: int | None, now_s: float) -> float | None:
-    """Age used for decay: sessions by file mtime, memory notes by the date in their name; None = no decay.
+def is_evergreen_path(path: str) -> bool:
+    """MEMORY.md / memory.md and undated notes under memory/ never decay (the spec's evergreen files)."""
+    normalized = path.replace("\\", "/").removeprefix("./")
+    if normalized.lower() in EVERGREEN_NAMES or normalized == "MEMORY.md":
+        return True
+    return normalized.startswith("memory/") and file_date(normalized) is None
 
-    A date in the future (or an mtime after `now`) counts as age 0: it never boosts a score.
+
+def age_days(path: str, source: str, mtime_ms: int | None, now_s: float) -> float | None:
+    """Age used for decay; None = no decay.
+
+    Sessions by file mtime; memory notes by the date in their name; evergreen files (MEMORY.md, undated
+    notes under memory/) never; other undated files (extra paths) by their mtime, as the spec says. A date
+    in the future (or an mtime after `now`) counts as age 0: it never boosts a score.
     """
-    if source == "sessions":
-        if mtime_ms is None:
+    day = file_date(path) if source != "sessions" else None
+    if day is None:
+        if mtime_ms is None or (source != "sessions" and is_evergreen_path(path)):
             return None
         return max(0.0, (now_s - mtime_ms / 1000.0) / DAY_SECONDS)
-    day = file_date(path)
-    if day is None:
-        return None
     start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp()
     return max(0.0, (now_s - start) / DAY_SECONDS)
 
