@@ -237,7 +237,7 @@ def test_rrf_mode_through_the_index(workspace: Path, make_index) -> None:
         ("what did we decide about the database migration", ["decide", "database", "migration"]),
         ("¿Qué decidimos sobre la base de datos?", ["decidimos", "base", "datos"]),
         ("O que decidimos sobre o banco de dados", ["decidimos", "banco", "dados"]),
-        ("Was haben wir über die Datenbank entschieden", ["die", "Datenbank", "entschieden"]),
+        ("Was haben wir über die Datenbank entschieden", ["die", "datenbank", "entschieden"]),  # FTS folds case
         ("Qu'avons-nous décidé pour la base de données", ["avons", "décidé", "base", "données"]),
         ("我们的项目用什么数据库", ["项目", "目用", "数据", "据库"]),
         ("東京の会議はいつですか", ["東京", "会議"]),

@@ -27,7 +27,7 @@ ENGLISH = _words(
     these they they'd they'll they're they've this those through to too under until up very was wasn't we we'd we'll
     we're we've were weren't what what's when when's where where's which while who who's whom why why's will with
     won't would wouldn't you you'd you'll you're you've your yours yourself yourselves please tell remember recall
-    may might thing things stuff something anything everything nothing help find show get give
+    might thing things stuff something anything everything nothing help find show get give
     yesterday today tomorrow earlier later recently ago now
     """
 )
