@@ -422,12 +422,13 @@ def watch(
         line(_sync_with_progress(idx, force=False, reason="watch-start", quiet=as_json))
         idx.on_synced = line
         idx.start_background(watch=True)
-        _say(err, f"watching {idx.settings.workspace} (Ctrl-C to stop)")
+        chatter = err if as_json else out  # with --json, stdout carries only the JSON lines
+        _say(chatter, f"watching {idx.settings.workspace} (Ctrl-C to stop)")
         try:
             while True:
                 time.sleep(0.5)
         except KeyboardInterrupt:
-            _say(err, "stopping")
+            _say(chatter, "stopping")
         finally:
             idx.stop_background()
 
