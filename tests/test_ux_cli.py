@@ -251,3 +251,13 @@ def test_json_on_every_command(kw: Path, tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_piped_status_is_one_unwrapped_line_per_row(tmp_path: Path) -> None:
+    ws = tmp_path / ("a-rather-long-folder-name-for-the-agent-notes-" * 3) / "ws"
+    write(ws, "mdrecall.toml", KEYWORD_ONLY)
+    write(ws, "MEMORY.md", "Note.\n")
+    result = run(ws, tmp_path / "s", "status")
+    assert result.exit_code == 0
+    (line,) = [x for x in result.stdout.splitlines() if x.startswith("workspace")]
+    assert line.split(None, 1)[1] == str(ws.resolve())

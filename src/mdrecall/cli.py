@@ -371,8 +371,13 @@ def status(
             info["warning"] = empty
         if as_json:
             _print_json(info)
-        else:
+        elif out.is_terminal:
             out.print(_status_table(info, verbose))
+        else:  # piped: one unwrapped "key  value" line per row, whatever the width
+            rows = _status_rows(info, verbose)
+            width = max(len(key) for key, _ in rows)
+            for key, value in rows:
+                _say(out, f"{key.ljust(width)}  {value}")
         failed = _failed_probes(info)
         if failed:
             _fail("status --deep: probe failed: " + "; ".join(failed))
