@@ -261,3 +261,17 @@ def test_piped_status_is_one_unwrapped_line_per_row(tmp_path: Path) -> None:
     assert result.exit_code == 0
     (line,) = [x for x in result.stdout.splitlines() if x.startswith("workspace")]
     assert line.split(None, 1)[1] == str(ws.resolve())
+
+
+def test_a_windowed_snippet_is_shown_as_whole_lines(tmp_path: Path) -> None:
+    """A chunk longer than the 700-character snippet: the window starts mid-line; the CLI shows whole lines."""
+    ws = tmp_path / "ws"
+    write(ws, "mdrecall.toml", KEYWORD_ONLY)
+    filler = [f"- routine note number {i} about nothing in particular at all" for i in range(20)]
+    lines = ["# 2026-11-09", "", *filler, "- The deploy fix landed in c0ffee7 after review."]
+    write(ws, "memory/2026-11-09.md", "\n".join(lines) + "\n")
+    result = run(ws, tmp_path / "s", "search", "c0ffee7")
+    assert result.exit_code == 0
+    shown = [line.strip() for line in result.stdout.splitlines() if line.startswith("   ")]
+    assert shown and shown[-1] == lines[-1]
+    assert all(line in lines for line in shown), shown

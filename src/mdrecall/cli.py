@@ -234,10 +234,28 @@ def search(
                 f"  score {result.score:.3f}  ",
                 (result.source, "dim"),
             )
-            _say(out, "   " + result.snippet.strip().replace("\n", "\n   "))
+            _say(out, "   " + _whole_lines(idx, result).strip().replace("\n", "\n   "))
         _say(out, (f"{len(results)} results · {response.mode} · {response.provider}", "dim"))
 
     _run(ctx, body)
+
+
+def _whole_lines(idx: MemoryIndex, result: Any) -> str:
+    """The snippet widened to whole lines of its file (a 700-character window may start or end mid-line)."""
+    snippet = result.snippet
+    if result.source != "memory" or not snippet.strip():
+        return snippet
+    try:
+        count = result.end_line - result.start_line + 1
+        text = idx.read_file(result.path, from_line=result.start_line, lines=count)["text"]
+    except MdrecallError:
+        return snippet
+    found = text.find(snippet)
+    if found < 0:
+        return snippet
+    start = text.rfind("\n", 0, found) + 1
+    end = text.find("\n", found + len(snippet.rstrip("\n")))
+    return text[start : len(text) if end < 0 else end]
 
 
 @app.command()
