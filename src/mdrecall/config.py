@@ -191,6 +191,9 @@ class MemoryConfig(_Section):
     experimental: ExperimentalConfig = Field(default_factory=ExperimentalConfig)
     citations: Literal["auto", "on", "off"] = "auto"
     backend: Literal["builtin", "qmd"] = "builtin"
+    # Safety (issue 13): memory files are redacted before indexing unless turned off; bigger files are skipped.
+    redact_memory: bool = True
+    max_file_bytes: int = Field(10_000_000, ge=1)
 
     @model_validator(mode="after")
     def _sources_not_empty(self) -> MemoryConfig:
