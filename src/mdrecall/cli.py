@@ -21,9 +21,9 @@ from rich.table import Table
 from rich.text import Text
 
 from . import __version__
+from .backends import MemoryBackend, open_backend
 from .config import Settings
 from .errors import IndexWriteError, MdrecallError, describe_os_error
-from .manager import MemoryIndex
 from .sync import SyncReport
 from .tools import merge_overlapping, no_memory_files_message
 
@@ -114,11 +114,11 @@ def _settings(ctx: typer.Context) -> Settings:
     return settings
 
 
-def _open(ctx: typer.Context) -> MemoryIndex:
-    return MemoryIndex(_settings(ctx))
+def _open(ctx: typer.Context) -> MemoryBackend:
+    return open_backend(_settings(ctx))
 
 
-def _sync_with_progress(index: MemoryIndex, force: bool, reason: str, quiet: bool) -> SyncReport:
+def _sync_with_progress(index: MemoryBackend, force: bool, reason: str, quiet: bool) -> SyncReport:
     """Run a sync with a progress bar on stderr (hidden when quiet or not a terminal)."""
     columns = (
         TextColumn("[bold]indexing[/]"),
@@ -136,11 +136,12 @@ def _sync_with_progress(index: MemoryIndex, force: bool, reason: str, quiet: boo
         return index.sync(force=force, reason=reason, progress=update)
 
 
-def _fresh(index: MemoryIndex, quiet: bool) -> SyncReport | None:
+def _fresh(index: MemoryBackend, quiet: bool) -> SyncReport | None:
     """Sync a stale index before answering; a fault (read-only, disk full) leaves the last index to answer."""
     if index.read_only or not index.is_dirty():
         if index.read_only:
-            _say(err, ("note: ", "yellow"), f"{index.db_path} is read-only: answering from the index as it is")
+            where = getattr(index, "db_path", "the index")
+            _say(err, ("note: ", "yellow"), f"{where} is read-only: answering from the index as it is")
         return None
     try:
         return _sync_with_progress(index, force=False, reason="stale", quiet=quiet)
@@ -149,7 +150,7 @@ def _fresh(index: MemoryIndex, quiet: bool) -> SyncReport | None:
         return None
 
 
-def _require_memory_files(index: MemoryIndex) -> None:
+def _require_memory_files(index: MemoryBackend) -> None:
     """Fail with one line when the workspace holds no memory at all (most likely the wrong folder)."""
     message = no_memory_files_message(index)
     if message:
@@ -185,7 +186,7 @@ def index(
 ) -> None:
     """Index the workspace's memory files (incremental unless --force or the settings changed)."""
 
-    def body(idx: MemoryIndex) -> None:
+    def body(idx: MemoryBackend) -> None:
         _require_memory_files(idx)
         if verbose:
             report = idx.sync(force=force, reason="cli", progress=_verbose_progress())
@@ -196,7 +197,7 @@ def index(
             return
         kind = "full reindex" if report.full_reindex else "incremental sync"
         why = f" ({report.full_reason})" if report.full_reason and report.full_reason != "forced" else ""
-        provider = idx.provider
+        provider = getattr(idx, "provider", None)
         model = f"{provider.id}/{provider.model}" if provider else "none (keyword-only)"
         _say(
             out,
@@ -224,7 +225,7 @@ def search(
     if not query.strip():
         _fail("the query is empty: say what to look for, e.g. mdrecall search \"deploy decision\"")
 
-    def body(idx: MemoryIndex) -> None:
+    def body(idx: MemoryBackend) -> None:
         _require_memory_files(idx)
         _fresh(idx, quiet=as_json)
         response = idx.search(query, max_results=max_results, min_score=min_score)
@@ -233,12 +234,16 @@ def search(
             _print_json([r.to_dict() for r in results])
             if response.notice:
                 _say(err, "note: ", response.notice)
+            if response.backend_fallback:
+                _say(err, "note: answered by the builtin index: ", response.backend_fallback["reason"])
             return
         if not results:
             _say(out, f"no results for {query!r} ({response.notice or 'nothing matched'})")
             return
         if response.notice:
             _say(out, ("note: ", "yellow"), response.notice)
+        if response.backend_fallback:
+            _say(out, ("note: ", "yellow"), "answered by the builtin index: ", response.backend_fallback["reason"])
         for rank, result in enumerate(results, 1):
             _say(
                 out,
@@ -252,7 +257,7 @@ def search(
     _run(ctx, body)
 
 
-def _whole_lines(idx: MemoryIndex, result: Any) -> str:
+def _whole_lines(idx: MemoryBackend, result: Any) -> str:
     """The snippet widened to whole lines of its file (a 700-character window may start or end mid-line)."""
     snippet = result.snippet
     if result.source != "memory" or not snippet.strip():
@@ -280,7 +285,7 @@ def get(
 ) -> None:
     """Print a memory file (or some of its lines)."""
 
-    def body(idx: MemoryIndex) -> None:
+    def body(idx: MemoryBackend) -> None:
         result = idx.read_file(path, from_line=from_line, lines=lines)
         _fresh(idx, quiet=True)
         if as_json:
@@ -327,6 +332,7 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         rows.append(("fallback", f"from {status['fallback']['from']}: {status['fallback']['reason']}"))
     if vector.get("loadError"):
         rows.append(("vector error", vector["loadError"]))
+    rows += _qmd_rows(status)
     if verbose:
         rows += _verbose_rows(status)
     for name, probe in (status.get("probe") or {}).items():
@@ -334,6 +340,36 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
             rows.append((f"probe {name}", f"skipped ({probe.get('error')})"))
         else:
             rows.append((f"probe {name}", "ok" if probe.get("ok") else f"FAILED: {probe.get('error')}"))
+    return rows
+
+
+def _qmd_rows(status: dict[str, Any]) -> list[tuple[str, str]]:
+    """The qmd sidecar's part of `status` (backend = "qmd"): version, collections, last update/embed."""
+    qmd = status.get("qmd")
+    if not qmd:
+        return []
+
+    def when(entry: dict[str, Any] | None) -> str:
+        if not entry:
+            return "never"
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry["at"] / 1000))
+        return f"{stamp} ok ({entry['ms']} ms)" if entry.get("ok") else f"{stamp} FAILED: {entry.get('error')}"
+
+    docs = "?" if qmd.get("documents") is None else str(qmd["documents"])
+    collections = ", ".join(
+        f"{c['name']} ({'?' if c.get('documents') is None else c['documents']})" for c in qmd["collections"]
+    )
+    rows = [
+        ("served by", status.get("servedBy", "-")),
+        ("qmd", f"{qmd.get('version') or 'not available'} · {qmd['searchMode']} · {docs} documents"),
+        ("qmd collections", collections or "-"),
+        ("qmd update", when(qmd.get("lastUpdate"))),
+        ("qmd embed", when(qmd.get("lastEmbed"))),
+    ]
+    if qmd.get("error"):
+        rows.append(("qmd error", qmd["error"]))
+    if status.get("backendFallback"):
+        rows.append(("qmd fallback", f"builtin index answers: {status['backendFallback']['reason']}"))
     return rows
 
 
@@ -387,15 +423,18 @@ def status(
     failed probe makes the exit code 1.
     """
 
-    def body(idx: MemoryIndex) -> None:
-        if reindex or not idx.has_index():
+    def body(idx: MemoryBackend) -> None:
+        has_index = getattr(idx, "has_index", None)
+        if reindex or (callable(has_index) and not has_index()):
             _fresh(idx, quiet=as_json)
         info = idx.status(deep=deep)
         info["agentId"] = idx.settings.agent_id
         info["configPath"] = str(idx.settings.config_path) if idx.settings.config_path else None
-        info["sessionsDir"] = str(idx.settings.sessions_dir) if idx.sessions_enabled else None
-        if verbose and info["dirty"]:
-            info["dirtyFiles"] = idx.dirty_files()
+        sessions_on = "sessions" in idx.config.sources
+        info["sessionsDir"] = str(idx.settings.sessions_dir) if sessions_on else None
+        dirty_files = getattr(idx, "dirty_files", None)
+        if verbose and info.get("dirty") and callable(dirty_files):
+            info["dirtyFiles"] = dirty_files()
         empty = no_memory_files_message(idx)
         if empty:
             info["warning"] = empty
@@ -450,7 +489,7 @@ def watch(
             f"{report.files_unchanged} unchanged in {report.seconds:.2f}s",
         )
 
-    def body(idx: MemoryIndex) -> None:
+    def body(idx: MemoryBackend) -> None:
         _require_memory_files(idx)
         if debounce_ms is not None:
             idx.config.sync.watch_debounce_ms = debounce_ms

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .backends import MemoryBackend, open_backend
 from .config import Settings
 from .errors import ConfigError, MdrecallError
-from .manager import MemoryIndex
 from .tools import OUTPUT_SCHEMAS, MemoryTools
 
 try:  # the SDK is a core dependency; a broken install gets one line from main(), not a traceback
@@ -128,8 +128,8 @@ def _stderr_progress() -> Any:
     return update
 
 
-def _open_tools(settings: Settings) -> tuple[MemoryIndex, MemoryTools]:
-    index = MemoryIndex(settings)
+def _open_tools(settings: Settings) -> tuple[MemoryBackend, MemoryTools]:
+    index = open_backend(settings)
     return index, MemoryTools(index, include_status=True, progress=_stderr_progress())
 
 
