@@ -33,7 +33,15 @@ from ...embeddings.factory import ProviderResult
 from ...errors import ConfigError, IndexBusyError, MdrecallError
 from ...manager import LOCK_WAIT_SECONDS, MemoryIndex
 from ...search import SearchMode, SearchResponse, run_search
-from ...sync import ProgressFn, SyncReport, expected_meta, full_reindex_reason, incremental_sync, index_model
+from ...sync import (
+    ChunkProgressFn,
+    ProgressFn,
+    SyncReport,
+    expected_meta,
+    full_reindex_reason,
+    incremental_sync,
+    index_model,
+)
 from .schema import LATEST_VERSION, migrate, schema_version
 from .store import ACTIVE, PgStore
 
@@ -224,6 +232,7 @@ class PostgresIndex(MemoryIndex):
         reason: str = "manual",
         progress: ProgressFn | None = None,
         respect_session_deltas: bool = False,
+        chunk_progress: ChunkProgressFn | None = None,  # the backend protocol's; files-only progress here
     ) -> SyncReport:
         """Incremental sync on the live generation, or a full rebuild in a new one that is then switched in."""
         with self._sync_lock:
