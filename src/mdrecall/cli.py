@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from .cli_facts import register as register_fact_commands
 from .config import Settings
 from .errors import MdrecallError
 from .manager import MemoryIndex
@@ -324,6 +325,9 @@ def mcp(
             run_stdio(settings)
     except MdrecallError as exc:
         _fail(str(exc))
+
+
+register_fact_commands(app)  # facts, hook, install: see cli_facts.py
 
 
 def main() -> None:

@@ -52,13 +52,13 @@ def _tool_list(tools: MemoryTools) -> list[mcp_types.Tool]:
             name=spec["name"],
             description=spec["description"],
             input_schema=spec["parameters"],
-            annotations=READ_ONLY,
+            annotations=READ_ONLY if spec["name"] in (MEMORY_SEARCH, MEMORY_GET, MEMORY_STATUS) else None,
         )
         for spec in tools.definitions(style="plain")
     ]
 
 
-def build_server(tools: MemoryTools) -> Server[Any]:
+def build_server(tools: MemoryTools | Any) -> Server[Any]:
     """A low-level MCP server whose tool calls go to `tools.call` (run in a worker thread: it blocks)."""
 
     async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
@@ -67,7 +67,7 @@ def build_server(tools: MemoryTools) -> Server[Any]:
     async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
         arguments = dict(params.arguments or {})
         result = await anyio.to_thread.run_sync(tools.call, params.name, arguments)
-        known = params.name in (MEMORY_SEARCH, MEMORY_GET, MEMORY_STATUS)
+        known = params.name in (MEMORY_SEARCH, MEMORY_GET, MEMORY_STATUS, *getattr(tools, "extra_names", ()))
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
             structured_content=result,
@@ -91,8 +91,10 @@ def build_server(tools: MemoryTools) -> Server[Any]:
 
 
 def _open_tools(settings: Settings) -> tuple[MemoryIndex, MemoryTools]:
+    from .fact_tools import with_fact_tools  # memory_store/recall/forget when facts are on (docs/facts.md)
+
     index = MemoryIndex(settings)
-    return index, MemoryTools(index, include_status=True)
+    return index, with_fact_tools(MemoryTools(index, include_status=True), settings)
 
 
 # ---------------------------------------------------------------------------------------------------------
