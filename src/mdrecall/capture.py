@@ -275,10 +275,29 @@ def reject_reason(text: str) -> str | None:
     return None
 
 
+BROAD_CATEGORY = (
+    ("preference", _rx(rf"{B}(prefers?|likes?|loves?|hates?|dislikes?|favou?rite|enjoys?|wants?){E}")),
+    ("decision", _rx(rf"{B}(decided|decision|agreed|chose|will\s+use|going\s+with|switched\s+to){E}")),
+    (
+        "entity",
+        _rx(
+            r"[\w.+-]+@[\w-]+\.\w+", rf"{B}(is\s+called|named|phone|e-?mail|birthday|lives\s+in|works\s+(at|as|on)){E}"
+        ),
+    ),
+    ("fact", _rx(rf"{B}(is|are|was|were|has|have|runs?|uses?){E}")),
+)
+
+
 def classify(text: str) -> str | None:
-    """The category a statement would be captured under, or None when no rule fires."""
+    """The category of a statement someone chose to store: the capture rules first, then broader cues
+    (third person included: "Priya prefers Slack"). None when nothing fits."""
     candidate = rule_candidate(text, check_rejects=False)
-    return candidate.category if candidate else None
+    if candidate:
+        return candidate.category
+    for category, pattern in BROAD_CATEGORY:
+        if pattern.search(text):
+            return category
+    return None
 
 
 def rule_candidate(text: str, check_rejects: bool = True) -> Candidate | None:

@@ -42,6 +42,10 @@ except ImportError:  # pragma: no cover - not POSIX
 
 CATEGORIES = ("preference", "fact", "decision", "entity", "other")
 DEFAULT_IMPORTANCE = 0.7
+# Forgetting by query deletes only a clear match: score >= FORGET_MIN_SCORE and FORGET_MARGIN ahead of the
+# runner-up; otherwise the candidates come back and the caller must name the id.
+FORGET_MIN_SCORE = 0.5
+FORGET_MARGIN = 0.15
 MAX_FACT_CHARS = 1000
 TABLE = "facts"
 INSTALL_HINT = "the fact store needs LanceDB: pip install 'mdrecall[facts]'"
@@ -147,6 +151,10 @@ def _terms(text: str) -> set[str]:
         elif word not in LATIN and (len(word) > 1 or word.isdigit()):
             out.add(word)
     return out
+
+
+def _fold(text: str) -> str:
+    return " ".join(_WORD_RE.findall(text.casefold()))
 
 
 def keyword_score(query: str, text: str) -> float:
@@ -521,9 +529,9 @@ class FactStore:
                 if similarity >= self.config.duplicate_threshold:
                     return self._fact(rows[0]), similarity
             return None, None
-        folded = text.casefold()
+        folded = _fold(text)  # keyword-only: the same words in the same order, case and punctuation aside
         for row in self._all(table):
-            if row["text"].casefold() == folded:
+            if _fold(row["text"]) == folded:
                 return self._fact(row), 1.0
         return None, None
 
@@ -572,8 +580,8 @@ class FactStore:
         hits = self.recall(query, limit=5, min_score=self._forget_floor())
         if not hits:
             return ForgetResult(message=f"no memory matches {query!r}; nothing deleted")
-        strong = [h for h in hits if h.score >= hits[0].score - 0.05]
-        if len(strong) > 1:
+        clear_winner = len(hits) == 1 or hits[0].score - hits[1].score >= FORGET_MARGIN
+        if not clear_winner:
             return ForgetResult(
                 candidates=hits,
                 message=f"{len(hits)} memories match; nothing deleted. Call memory_forget again with the id "
@@ -582,7 +590,7 @@ class FactStore:
         return self._forget_id(hits[0].fact.id)
 
     def _forget_floor(self) -> float:
-        return 0.55 if self.provider is not None else 0.5
+        return FORGET_MIN_SCORE
 
     def _forget_id(self, fact_id: str) -> ForgetResult:
         if not _ID_RE.match(fact_id):
