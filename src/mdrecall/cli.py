@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import apsw
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -20,7 +21,7 @@ from rich.table import Table
 
 from .cli_facts import register as register_fact_commands
 from .config import Settings
-from .errors import MdrecallError
+from .errors import IndexWriteError, MdrecallError, describe_os_error
 from .manager import MemoryIndex
 from .sync import SyncReport
 
@@ -99,9 +100,18 @@ def _sync_with_progress(index: MemoryIndex, force: bool, reason: str, quiet: boo
 
 
 def _fresh(index: MemoryIndex, quiet: bool) -> SyncReport | None:
-    if index.is_dirty():
+    """Sync a stale index before answering; a fault (read-only, disk full) leaves the last index to answer."""
+    if index.read_only or not index.is_dirty():
+        if index.read_only:
+            err.print(
+                f"[yellow]note:[/] {index.db_path} is read-only: answering from the index as it is", highlight=False
+            )
+        return None
+    try:
         return _sync_with_progress(index, force=False, reason="stale", quiet=quiet)
-    return None
+    except IndexWriteError as exc:
+        err.print(f"[yellow]note:[/] {exc}", highlight=False)
+        return None
 
 
 def _print_json(value: Any) -> None:
@@ -115,6 +125,10 @@ def _run(ctx: typer.Context, body) -> None:  # type: ignore[no-untyped-def]
             body(index)
     except MdrecallError as exc:
         _fail(str(exc))
+    except OSError as exc:  # a fault no layer below named: still one line, never a traceback
+        _fail(describe_os_error(exc, "cannot continue"))
+    except apsw.Error as exc:
+        _fail(f"index error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
     except KeyboardInterrupt:
         err.print("interrupted")
         raise typer.Exit(code=130) from None

@@ -212,6 +212,9 @@ class MemoryConfig(_Section):
     facts: FactsConfig = Field(default_factory=FactsConfig)
     citations: Literal["auto", "on", "off"] = "auto"
     backend: Literal["builtin", "qmd"] = "builtin"
+    # Safety (issue 13): memory files are redacted before indexing unless turned off; bigger files are skipped.
+    redact_memory: bool = True
+    max_file_bytes: int = Field(10_000_000, ge=1)
 
     @model_validator(mode="after")
     def _sources_not_empty(self) -> MemoryConfig:
