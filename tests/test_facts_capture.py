@@ -163,3 +163,13 @@ def test_labelled_set_and_measured_precision_recall() -> None:
     fp = sum(1 for r in negatives if extract_rules([r["text"]], limit=1))
     precision, recall = tp / max(1, tp + fp), tp / len(positives)
     assert precision >= 0.95 and recall >= 0.9, (precision, recall)
+
+
+def test_held_out_set_floors() -> None:
+    """The second held-out set (docs/facts.md: P 0.975, R 0.780 when measured): guard against regressions."""
+    path = ROOT / "bench" / "quality" / "capture_heldout2.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    got = [(r["capture"], bool(extract_rules([r["text"]], limit=1))) for r in rows]
+    tp = sum(1 for want, found in got if want and found)
+    fp = sum(1 for want, found in got if found and not want)
+    assert tp / max(1, tp + fp) >= 0.95 and tp / sum(1 for want, _ in got if want) >= 0.75

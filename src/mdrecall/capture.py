@@ -49,6 +49,9 @@ B, E = r"(?<!\w)", r"(?!\w)"
 
 REMEMBER = _rx(
     # en
+    rf"{B}(just\s+so\s+you\s+know|fyi|for\s+your\s+information|heads\s+up){E}",
+    rf"{B}(make|take)\s+a\s+note{E}",
+    rf"{B}write\s+(this|that)\s+down{E}",
     rf"{B}(please\s+)?remember\s+(that|this|:|my|i|we|to\s+\w+|the\s+\w+){E}",
     rf"{B}(don'?t|do\s+not|never)\s+forget\s+(that|my|i|we){E}",
     rf"{B}keep\s+in\s+mind\s+(that|my|i|we){E}",
@@ -56,10 +59,12 @@ REMEMBER = _rx(
     rf"{B}for\s+future\s+reference{E}",
     # pt
     rf"{B}(lembre(-se)?|lembra|grave|anote)\s+(que|disso|isso|de\s+que|:){E}",
+    rf"{B}anota\s+(a[ií]|isso|que|:)",
     rf"{B}n[ãa]o\s+(esque[çc]a|se\s+esque[çc]a)\s+(que|de\s+que|disso){E}",
     # es
     rf"{B}(recuerda|recuérdalo|acuérdate|ten\s+en\s+cuenta|apunta|anota)\s+(que|esto|de\s+que|:){E}",
     rf"{B}no\s+olvides\s+(que|esto){E}",
+    rf"{B}apunta\s+(que|esto|:)",
     # fr
     rf"{B}(souviens-toi|rappelle-toi|retiens|note)\s+(que|qu'|bien|de\s+ça|:)",
     rf"{B}n'oublie\s+pas\s+(que|qu')",
@@ -67,15 +72,25 @@ REMEMBER = _rx(
     rf"{B}(merk|merke)\s+dir{E}",
     rf"{B}(denk|denke)\s+daran{E}",
     rf"{B}vergiss\s+nicht{E}",
+    rf"{B}(bitte\s+)?merken\s*:",
+    rf"{B}zur\s+info(rmation)?{E}",
     rf"{B}(bitte\s+)?(notier|notiere)\s+(dir|dass){E}",
     # zh / ja / ko
     r"(请|請)?(记住|記住|记得|記得|别忘了|別忘了|不要忘记|不要忘記)",
+    r"(请|請)?(记一下|記一下|记下来|記下來|记着|記著)",
     r"(覚えて(おいて|おいてください|ください|ね)|忘れないで|メモして)",
     r"(기억해\s*(줘|주세요|둬|두세요)|기억하세요|잊지\s*마)",
 )
 
 PREFERENCE = _rx(
     # en
+    rf"{B}i'?m\s+(not\s+)?(a\s+)?(big\s+|huge\s+|real\s+)?fan\s+of{E}",
+    rf"{B}i\s+find\s+.{{1,40}}\s+(painful|annoying|tedious|distracting|confusing|easier|nicer|clearer){E}",
+    rf"{B}(easier|nicer|better|works\s+best)\s+for\s+me{E}",
+    rf"{B}(that'?s|this\s+is|is)\s+how\s+i\s+(work|like\s+it){E}",
+    rf"{B}when\s+you\s+(write|answer|reply|respond|give|show|format|draft)\b.{{0,40}},\s*(please\s+)?(use|always|"
+    rf"never|keep|avoid|put|add|uppercase|lowercase|include|skip){E}",
+    rf"{B}please\s+(stick\s+to|keep\s+using|avoid\s+using){E}",
     rf"{B}i\s+(really\s+|strongly\s+|much\s+|usually\s+|always\s+)?(prefer|love|hate|dislike|enjoy|can'?t\s+stand){E}",
     rf"{B}i\s+(really\s+)?(like|want)\s+(my|to|the|it\s+when|when|\w+ing|[a-z]+\s+(over|better|more|rather)){E}",
     rf"{B}i\s+(do\s+not|don'?t)\s+(like|want|enjoy|use|eat|drink){E}",
@@ -86,6 +101,8 @@ PREFERENCE = _rx(
     rf"{B}(please\s+)?(always|never)\s+(use|reply|answer|write|respond|call\s+me|format|show|put|add){E}",
     # pt
     rf"{B}(eu\s+)?(prefiro|adoro|odeio|detesto){E}",
+    rf"{B}(eu\s+)?curto\s+(mais|muito|demais)?{E}",
+    rf"{B}(sou|n[ãa]o\s+sou)\s+f[ãa]\s+de{E}",
     rf"{B}(eu\s+)?(gosto|gosto\s+muito)\s+(de|da|do|mais){E}",
     rf"{B}(eu\s+)?n[ãa]o\s+(gosto|suporto|uso|como|bebo){E}",
     rf"{B}(meu|minha)\s+\w+\s+(favorit[oa]|preferid[oa]){E}",
@@ -94,6 +111,7 @@ PREFERENCE = _rx(
     rf"{B}(yo\s+)?(prefiero|odio|detesto){E}",
     rf"{B}(a\s+mí\s+)?(me\s+gusta(n)?|me\s+encanta(n)?)\s+(el|la|los|las|más|mucho|\w+){E}",
     rf"{B}no\s+me\s+gusta(n)?{E}",
+    rf"{B}(soy|no\s+soy)\s+fan\s+de{E}",
     rf"{B}mi\s+\w+\s+(favorit[oa]|preferid[oa]){E}",
     rf"{B}(siempre|nunca)\s+(usa|uso|responde|escribe|bebo|como){E}",
     # fr
@@ -106,6 +124,7 @@ PREFERENCE = _rx(
     rf"{B}ich\s+(bevorzuge|liebe|hasse|mag\s+(kein|keine|lieber|\w+)|trinke\s+lieber|nehme\s+lieber){E}",
     rf"{B}ich\s+\w+\s+lieber{E}",
     rf"{B}mein(e)?\s+lieblings\w*",
+    rf"{B}am\s+liebsten{E}",
     rf"{B}(immer|nie)\s+(verwende|benutze|nutze|antworte|schreibe){E}",
     # zh
     r"我(更|比较|比較|最|很|非常|不)?(喜欢|喜歡|偏好|讨厌|討厭|爱|愛)",
@@ -113,15 +132,22 @@ PREFERENCE = _rx(
     r"(总是|總是|一直|永远|永遠|不要)(用|使用|回答|回复)",
     # ja
     r"(が|は)(好き|大好き|嫌い|苦手)(です|だ|なんです)?",
+    r"(がいいです|が好きです|のほうがいい|朝型|夜型)",
     r"(の方が(いい|好き)|を好みます|派です)",
     r"(いつも|必ず)\S{0,12}(使って|使います|使う|して)",
     # ko
     r"(좋아해|좋아합니다|좋아하는|싫어해|싫어합니다|선호합니다|선호해|선호하는)",
+    r"(가|이)\s*(더\s*)?(좋아요|편해요)|싫어요|더\s*좋아",
     r"(항상|절대)\s*\S{0,10}(사용|써|쓰세요|해\s*줘)",
 )
 
 DECISION = _rx(
     # en
+    rf"{B}(going|moving)\s+forward{E}",
+    rf"{B}(the\s+)?(team|we|everyone)\s+(voted|concluded|committed)\s+(to|on|that){E}",
+    rf"{B}i('m|\s+am)\s+going\s+to\s+(use|go\s+with|switch\s+to|build\s+(it\s+)?with|write\s+it\s+in){E}",
+    rf"{B}(final\s+answer|it'?s\s+settled|that'?s\s+settled){E}",
+    rf"{B}we\s+settled\s+on{E}",
     rf"{B}(we|i)\s+(have\s+|'ve\s+)?(decided|agreed|chose|chosen|settled\s+on|picked){E}",
     rf"{B}(we|i)'ve\s+(decided|agreed|chosen|settled\s+on){E}",
     rf"{B}(we|i)('ll|\s+will)\s+(go\s+with|use|stick\s+with|switch\s+to|move\s+to|standardi[sz]e\s+on){E}",
@@ -132,10 +158,12 @@ DECISION = _rx(
     # pt
     rf"{B}(n[óo]s\s+)?(decidimos|decidi|escolhemos|combinamos|optamos){E}",
     rf"{B}vamos\s+(usar|ficar\s+com|adotar|mudar\s+para){E}",
+    rf"{B}(fechamos|ficamos)\s+com{E}",
     rf"{B}a\s+partir\s+de\s+agora{E}",
     # es
     rf"{B}(hemos\s+decidido|decidimos|decidí|elegimos|acordamos|optamos){E}",
     rf"{B}vamos\s+a\s+(usar|quedarnos\s+con|adoptar|cambiar\s+a){E}",
+    rf"{B}(nos\s+quedamos\s+con|al\s+final\s+(elegimos|usamos|vamos\s+con)){E}",
     rf"{B}a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante",
     # fr
     rf"{B}(nous\s+avons|on\s+a|j'ai)\s+(décidé|choisi|opté){E}",
@@ -147,12 +175,19 @@ DECISION = _rx(
     rf"{B}(ab\s+jetzt|ab\s+sofort|von\s+nun\s+an|künftig){E}",
     # zh / ja / ko
     r"(我们|我們|我)(已经|已經)?(决定|決定|选定|選定|定了)",
+    r"(我们|我們|我)(最后|最後|最终|最終)?(选了|選了|选用|選用|用了)",
     r"(以后|以後|今后|今後)(都|就|统一|統一)",
     r"(決めました|決めた|決定しました|に決定|今後は|これからは)",
+    r"(にしました|に決めました|にすることにしました)",
     r"(결정했|결정하였|정했어|정했습니다|앞으로는|앞으로\s)",
+    r"(하기로\s*했|하기로\s*결정|쓰기로\s*했)",
 )
 
 PERSON = _rx(
+    rf"{B}(our|my)\s+(cto|ceo|cfo|coo|lead|tech\s+lead|pm|product\s+manager|designer|boss|manager|landlord|"
+    rf"accountant|lawyer|doctor|neighbou?r|teacher|coach)\s+(is\s+called|is\s+named|'s\s+name\s+is){E}",
+    rf"{B}i\s+(recently\s+|just\s+)?(moved|relocated)\s+to{E}",
+    rf"{B}i\s+(recently\s+|just\s+)?(started|joined)\s+(at|a\s+new\s+job|working\s+at|working\s+for){E}",
     # en: facts about the user or people around them
     rf"{B}my\s+(name|wife|husband|partner|son|daughter|kids?|children|mother|mom|mum|father|dad|brother|sister|"
     rf"boss|manager|cofounder|co-founder|colleague|friend|dog|cat|birthday|anniversary|team|company|employer|"
@@ -198,12 +233,14 @@ PERSON = _rx(
     # zh
     r"我(叫|的名字是|名叫|住在|在\S{1,12}(工作|上班)|是(一名|一个|一個)?\S{0,6}(工程师|工程師|医生|醫生|老师|老師|设计师|設計師|学生|學生|人)|对\S{1,6}过敏|對\S{1,6}過敏)",
     r"我的(妻子|丈夫|老婆|老公|儿子|兒子|女儿|女兒|妈妈|媽媽|爸爸|老板|老闆|经理|經理|生日|同事|朋友)",
+    r"我(妻子|丈夫|老婆|老公|儿子|兒子|女儿|女兒|妈妈|媽媽|爸爸)(今年|是|叫|在|住)",
     # ja
     r"(私|僕|俺|わたし)の(名前|妻|夫|息子|娘|母|父|上司|誕生日|会社)は",
     r"(私|僕|俺|わたし)は\S{1,20}(です|に住んでいます|で働いています|アレルギー)",
     r"(に住んでいます|で働いています|アレルギーがあります)",
     # ko
     r"(제|내)\s*(이름은|아내는|남편은|아들은|딸은|생일은|상사는|회사는)",
+    r"(저는|나는).{1,30}(일하고\s*있|살고\s*있|근무하고)",
     r"(저는|나는)\s*\S{1,20}(입니다|이에요|예요|살고\s*있|일하고\s*있|알레르기)",
     r"(에\s*살고\s*있어요|에서\s*일하고\s*있|알레르기가\s*있)",
 )
@@ -237,6 +274,7 @@ HYPOTHETICAL = _rx(
     rf"{B}(a\s+user|the\s+user|users|someone|people)\s+(said|says|prefers|wrote|might){E}",
     rf"{B}(my\s+)?(character|story|novel|protagonist|fictional){E}",
 )
+LOCAL_SCOPE = _rx(rf"{B}(here|there|in\s+this\s+(function|file|line|loop|test|snippet))\s*(instead)?[.!]?\s*$")
 MARKUP = re.compile(r"^\s*(<[a-zA-Z/!]|```|\{|\[|\$ |>>>|Traceback|diff --git)|```|<system|<tool|</")
 
 
@@ -305,7 +343,7 @@ def rule_candidate(text: str, check_rejects: bool = True) -> Candidate | None:
     if check_rejects and reject_reason(text) is not None:
         return None
     explicit = bool(REMEMBER.search(text))
-    if DECISION.search(text):
+    if DECISION.search(text) and not LOCAL_SCOPE.search(text):
         return Candidate(text, "decision", "decision", 0.8 if explicit else 0.7)
     if CONTACT.search(text) or (EMAIL.search(text) and explicit) or (PHONE.search(text) and explicit):
         return Candidate(text, "entity", "contact", 0.8)
