@@ -187,3 +187,21 @@ def test_install_claude_code_merges_and_keeps_a_backup(tmp_path: Path) -> None:
 def test_recorded_payloads_have_the_fields_the_hooks_read(name: str) -> None:
     payload = json.loads((FIXTURES / f"{name}.json").read_text())
     assert payload["hook_event_name"] == name and {"session_id", "transcript_path", "cwd"} <= set(payload)
+
+
+def test_without_lancedb_the_cli_says_how_to_install_and_hooks_still_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "lancedb", None)  # `import lancedb` now raises ImportError
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "mdrecall.toml").write_text('provider = "none"\n')
+    missing = _cli(["--workspace", str(ws), "facts", "list"], state=tmp_path / "state")
+    assert missing.returncode == 1 and missing.stderr.strip() == (
+        "error: the fact store needs LanceDB: pip install 'mdrecall[facts]'"
+    )
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text((FIXTURES / "claude_transcript.jsonl").read_text())
+    end = _cli(["hook", "SessionEnd"], json.dumps(_payload("SessionEnd.json", ws, transcript)), tmp_path / "state")
+    assert end.returncode == 0, end.stderr
+    assert not (ws / "memory" / "facts.md").exists() and len(list((ws / "memory").glob("*.md"))) == 1

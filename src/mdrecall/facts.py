@@ -225,15 +225,21 @@ class FactsFile:
             return 0
         self._check_owned()
         lines = self.read_bytes().decode("utf-8").splitlines(keepends=True)
-        kept, removed = [], 0
+        kept: list[str] = []
+        removed, skip_blank = 0, False
         for raw in lines:
             match = _LINE_RE.match(raw.strip())
             if match and match.group("id") in ids:
                 removed += 1
+                skip_blank = bool(kept) and not kept[-1].strip()  # the blank line our append put before it
                 continue
+            if skip_blank and not raw.strip():
+                skip_blank = False
+                continue
+            skip_blank = False
             kept.append(raw)
         if removed:
-            text = re.sub(r"\n{3,}", "\n\n", "".join(kept))
+            text = "".join(kept)
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, self.path)

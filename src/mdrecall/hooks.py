@@ -207,6 +207,21 @@ class HookRunner:
         self.state = HookState(settings)
 
     @property
+    def facts_on(self) -> bool:
+        """Facts are enabled and LanceDB is importable (without it the hooks still sync and write sessions)."""
+        if not self.config.enabled:
+            return False
+        try:
+            import lancedb  # noqa: F401
+        except ImportError:
+            return False
+        return True
+
+    def _has_facts(self) -> bool:
+        """Cheap check before loading a model: is there any fact line at all?"""
+        return self.facts_on and any(True for _ in self.store.file.parse())
+
+    @property
     def store(self) -> FactStore:
         if self._store is None:
             self._store = FactStore(self.settings, self._provider_result)
@@ -236,7 +251,7 @@ class HookRunner:
             with MemoryIndex(self.settings, self._provider_result) as index:
                 report = index.sync(reason="session-start") if index.is_dirty() else None
             result.note(f"synced ({report.files_indexed} files)" if report else "index fresh")
-        if self.config.enabled and self.config.auto_recall:
+        if self.config.auto_recall and self._has_facts():
             facts = self.store.top(self.config.recall_limit)
             block = format_memories(facts, self.config.recall_max_chars)
             result.stdout = _context_output("SessionStart", block)
@@ -248,7 +263,7 @@ class HookRunner:
 
         result = HookResult()
         prompt = payload.get("prompt")
-        if not (self.config.enabled and self.config.auto_recall) or not isinstance(prompt, str):
+        if not self.config.auto_recall or not isinstance(prompt, str) or not self._has_facts():
             return result
         block = auto_recall(self.store, prompt)
         result.stdout = _context_output("UserPromptSubmit", block)
@@ -340,7 +355,7 @@ class HookRunner:
         turns, lines = read_transcript_turns(transcript if isinstance(transcript, str) else None, entry["linesRead"])
         entry["linesRead"] = lines
         room = self.config.max_captures_per_session - int(entry["captured"])
-        if not (self.config.enabled and self.config.auto_capture) or room <= 0 or not turns:
+        if not (self.facts_on and self.config.auto_capture) or room <= 0 or not turns:
             return
         if not any(t["role"] == "user" for t in turns):
             return
