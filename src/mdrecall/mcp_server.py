@@ -33,9 +33,9 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import __version__
+from .backends import MemoryBackend, open_backend
 from .config import Settings
 from .errors import MdrecallError
-from .manager import MemoryIndex
 from .tools import MEMORY_GET, MEMORY_SEARCH, MEMORY_STATUS, MemoryTools
 
 SERVER_NAME = "mdrecall"
@@ -90,10 +90,10 @@ def build_server(tools: MemoryTools | Any) -> Server[Any]:
     )
 
 
-def _open_tools(settings: Settings) -> tuple[MemoryIndex, MemoryTools]:
+def _open_tools(settings: Settings) -> tuple[MemoryBackend, MemoryTools]:
     from .fact_tools import with_fact_tools  # memory_store/recall/forget when facts are on (docs/facts.md)
 
-    index = MemoryIndex(settings)
+    index = open_backend(settings)
     return index, with_fact_tools(MemoryTools(index, include_status=True), settings)
 
 
