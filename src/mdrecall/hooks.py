@@ -246,10 +246,10 @@ class HookRunner:
     def session_start(self, payload: Mapping[str, Any], now: datetime) -> HookResult:
         result = HookResult()
         if self.settings.config.sync.on_session_start:
-            from .manager import MemoryIndex
+            from .backends import open_backend
 
-            with MemoryIndex(self.settings, self._provider_result) as index:
-                report = index.sync(reason="session-start") if index.is_dirty() else None
+            with open_backend(self.settings, self._provider_result) as index:
+                report = index.ensure_fresh()
             result.note(f"synced ({report.files_indexed} files)" if report else "index fresh")
         if self.config.auto_recall and self._has_facts():
             facts = self.store.top(self.config.recall_limit)
