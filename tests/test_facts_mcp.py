@@ -55,8 +55,8 @@ def test_fact_tools_over_stdio(tmp_path: Path) -> None:
             gone = _payload(await client.call_tool("memory_forget", {"id": top["id"]}))
             assert gone["deleted"][0]["id"] == top["id"]
 
-            bad = _payload(await client.call_tool("memory_store", {"text": "Priya likes tea", "category": "gossip"}))
-            assert "category must be one of" in bad["error"]
+            bad = await client.call_tool("memory_store", {"text": "Priya likes tea", "category": "gossip"})
+            assert bad.is_error and "category must be one of" in bad.structured_content["error"]
 
             found = _payload(await client.call_tool("memory_search", {"query": "billing team"}))
             assert any(r["path"] == "memory/facts.md" for r in found["results"])
