@@ -69,7 +69,8 @@ def test_defaults_for_the_default_agent(openclaw_home: Path) -> None:
 
     assert any("memorySearch.futureKnob" in w for w in warnings)
     assert any("memorySearch.local.modelPath" in w and "GGUF" in w for w in warnings)
-    assert any(w.startswith("memory.qmd") for w in warnings)
+    assert not any(w.startswith("memory.qmd") for w in warnings)  # memory.qmd is read (the qmd backend)
+    assert cfg.qmd.include_default_memory is True
     assert not any("query.hybrid" in w for w in warnings)  # moved, not dropped
 
 

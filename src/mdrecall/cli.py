@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import apsw
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from .backends import MemoryBackend, open_backend
 from .config import Settings
-from .errors import MdrecallError
-from .manager import MemoryIndex
+from .errors import IndexWriteError, MdrecallError, describe_os_error
 from .sync import SyncReport
 
 app = typer.Typer(
@@ -75,11 +76,11 @@ def _settings(ctx: typer.Context) -> Settings:
     return settings
 
 
-def _open(ctx: typer.Context) -> MemoryIndex:
-    return MemoryIndex(_settings(ctx))
+def _open(ctx: typer.Context) -> MemoryBackend:
+    return open_backend(_settings(ctx))
 
 
-def _sync_with_progress(index: MemoryIndex, force: bool, reason: str, quiet: bool) -> SyncReport:
+def _sync_with_progress(index: MemoryBackend, force: bool, reason: str, quiet: bool) -> SyncReport:
     """Run a sync with a progress bar on stderr (hidden when quiet or not a terminal)."""
     columns = (
         TextColumn("[bold]indexing[/]"),
@@ -97,10 +98,18 @@ def _sync_with_progress(index: MemoryIndex, force: bool, reason: str, quiet: boo
         return index.sync(force=force, reason=reason, progress=update)
 
 
-def _fresh(index: MemoryIndex, quiet: bool) -> SyncReport | None:
-    if index.is_dirty():
+def _fresh(index: MemoryBackend, quiet: bool) -> SyncReport | None:
+    """Sync a stale index before answering; a fault (read-only, disk full) leaves the last index to answer."""
+    if index.read_only or not index.is_dirty():
+        if index.read_only:
+            where = getattr(index, "db_path", "the index")
+            err.print(f"[yellow]note:[/] {where} is read-only: answering from the index as it is", highlight=False)
+        return None
+    try:
         return _sync_with_progress(index, force=False, reason="stale", quiet=quiet)
-    return None
+    except IndexWriteError as exc:
+        err.print(f"[yellow]note:[/] {exc}", highlight=False)
+        return None
 
 
 def _print_json(value: Any) -> None:
@@ -114,6 +123,10 @@ def _run(ctx: typer.Context, body) -> None:  # type: ignore[no-untyped-def]
             body(index)
     except MdrecallError as exc:
         _fail(str(exc))
+    except OSError as exc:  # a fault no layer below named: still one line, never a traceback
+        _fail(describe_os_error(exc, "cannot continue"))
+    except apsw.Error as exc:
+        _fail(f"index error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
     except KeyboardInterrupt:
         err.print("interrupted")
         raise typer.Exit(code=130) from None
@@ -127,14 +140,14 @@ def index(
 ) -> None:
     """Index the workspace's memory files (incremental unless --force or the settings changed)."""
 
-    def body(idx: MemoryIndex) -> None:
+    def body(idx: MemoryBackend) -> None:
         report = _sync_with_progress(idx, force=force, reason="cli", quiet=as_json)
         if as_json:
             _print_json(report.as_dict())
             return
         kind = "full reindex" if report.full_reindex else "incremental sync"
         why = f" ({report.full_reason})" if report.full_reason and report.full_reason != "forced" else ""
-        provider = idx.provider
+        provider = getattr(idx, "provider", None)
         model = f"{provider.id}/{provider.model}" if provider else "none (keyword-only)"
         out.print(
             f"{kind}{why}: {report.files_indexed} files / {report.chunks_indexed} chunks indexed, "
@@ -159,19 +172,24 @@ def search(
 ) -> None:
     """Search memory by meaning and by keyword."""
 
-    def body(idx: MemoryIndex) -> None:
+    def body(idx: MemoryBackend) -> None:
         _fresh(idx, quiet=as_json)
         response = idx.search(query, max_results=max_results, min_score=min_score)
         if as_json:
             _print_json([r.to_dict() for r in response.results])
             if response.notice:
                 err.print(f"note: {response.notice}", highlight=False)
+            if response.backend_fallback:
+                reason = response.backend_fallback["reason"]
+                err.print(f"note: answered by the builtin index: {reason}", highlight=False)
             return
         if not response.results:
             out.print(f"no results for {query!r} ({response.notice or 'nothing matched'})", highlight=False)
             return
         if response.notice:
             out.print(f"[yellow]note:[/] {response.notice}", highlight=False)
+        if response.backend_fallback:
+            out.print(f"[yellow]note:[/] answered by the builtin index: {response.backend_fallback['reason']}")
         for rank, result in enumerate(response.results, 1):
             out.print(
                 f"[bold]{rank}. {result.path}:{result.start_line}-{result.end_line}[/]  "
@@ -196,7 +214,7 @@ def get(
 ) -> None:
     """Print a memory file (or some of its lines)."""
 
-    def body(idx: MemoryIndex) -> None:
+    def body(idx: MemoryBackend) -> None:
         result = idx.read_file(path, from_line=from_line, lines=lines)
         _fresh(idx, quiet=True)
         if as_json:
@@ -243,11 +261,42 @@ def _status_table(status: dict[str, Any]) -> Table:
         rows.append(("fallback", f"from {status['fallback']['from']}: {status['fallback']['reason']}"))
     if vector.get("loadError"):
         rows.append(("vector error", vector["loadError"]))
+    rows += _qmd_rows(status)
     for name, probe in (status.get("probe") or {}).items():
         rows.append((f"probe {name}", "ok" if probe.get("ok") else f"FAILED: {probe.get('error')}"))
     for key, value in rows:
         table.add_row(key, value)
     return table
+
+
+def _qmd_rows(status: dict[str, Any]) -> list[tuple[str, str]]:
+    """The qmd sidecar's part of `status` (backend = "qmd"): version, collections, last update/embed."""
+    qmd = status.get("qmd")
+    if not qmd:
+        return []
+
+    def when(entry: dict[str, Any] | None) -> str:
+        if not entry:
+            return "never"
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry["at"] / 1000))
+        return f"{stamp} ok ({entry['ms']} ms)" if entry.get("ok") else f"{stamp} FAILED: {entry.get('error')}"
+
+    docs = "?" if qmd.get("documents") is None else str(qmd["documents"])
+    collections = ", ".join(
+        f"{c['name']} ({'?' if c.get('documents') is None else c['documents']})" for c in qmd["collections"]
+    )
+    rows = [
+        ("served by", status.get("servedBy", "-")),
+        ("qmd", f"{qmd.get('version') or 'not available'} · {qmd['searchMode']} · {docs} documents"),
+        ("qmd collections", collections or "-"),
+        ("qmd update", when(qmd.get("lastUpdate"))),
+        ("qmd embed", when(qmd.get("lastEmbed"))),
+    ]
+    if qmd.get("error"):
+        rows.append(("qmd error", qmd["error"]))
+    if status.get("backendFallback"):
+        rows.append(("qmd fallback", f"builtin index answers: {status['backendFallback']['reason']}"))
+    return rows
 
 
 @app.command()
@@ -258,7 +307,7 @@ def status(
 ) -> None:
     """Show what is indexed, with which provider and model, and whether it is up to date."""
 
-    def body(idx: MemoryIndex) -> None:
+    def body(idx: MemoryBackend) -> None:
         _fresh(idx, quiet=as_json)
         info = idx.status(deep=deep)
         if as_json:
@@ -285,7 +334,7 @@ def watch(
             highlight=False,
         )
 
-    def body(idx: MemoryIndex) -> None:
+    def body(idx: MemoryBackend) -> None:
         if debounce_ms is not None:
             idx.config.sync.watch_debounce_ms = debounce_ms
         line(_sync_with_progress(idx, force=False, reason="watch-start", quiet=False))

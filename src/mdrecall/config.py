@@ -171,6 +171,116 @@ class ExperimentalConfig(_Section):
     session_memory: bool = False
 
 
+# ---------------------------------------------------------------------------------------------------------
+# QMD sidecar (`[qmd]`, OpenClaw's `memory.qmd.*`): used when `backend = "qmd"`. Owned by the qmd backend.
+# ---------------------------------------------------------------------------------------------------------
+
+_DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_duration_ms(value: str | int | float) -> int:
+    """"5m", "30s", "1h", "500ms" (or a bare number of milliseconds) → milliseconds; "0" turns a timer off."""
+    if isinstance(value, bool):
+        raise ValueError("a duration must be like '5m', '30s', '1h' or a number of milliseconds")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError("a duration cannot be negative")
+        return int(value)
+    text = value.strip().lower()
+    for unit in sorted(_DURATION_UNITS_MS, key=len, reverse=True):
+        number = text.removesuffix(unit)
+        if number != text:
+            try:
+                amount = float(number.strip())
+            except ValueError:
+                break
+            if amount < 0:
+                raise ValueError("a duration cannot be negative")
+            return int(amount * _DURATION_UNITS_MS[unit])
+    try:
+        return parse_duration_ms(float(text))
+    except ValueError:
+        raise ValueError(f"invalid duration {value!r}: use e.g. '5m', '30s', '1h', '500ms'") from None
+
+
+class QmdPathConfig(_Section):
+    """An extra qmd collection: a folder (or file) outside the default memory files."""
+
+    path: str
+    name: str | None = None
+    pattern: str = "**/*.md"
+
+
+class QmdSessionsConfig(_Section):
+    enabled: bool = False
+    export_dir: str | None = None  # default <state>/agents/<id>/qmd/sessions
+    retention_days: float | None = Field(None, gt=0)
+
+
+class QmdUpdateConfig(_Section):
+    interval: str | int = "5m"
+    debounce_ms: int = Field(15_000, ge=0)
+    on_boot: bool = True
+    embed_interval: str | int = "60m"
+    command_timeout_ms: int = Field(30_000, ge=1)
+    update_timeout_ms: int = Field(120_000, ge=1)
+    embed_timeout_ms: int = Field(120_000, ge=1)
+
+    @model_validator(mode="after")
+    def _durations_parse(self) -> QmdUpdateConfig:
+        parse_duration_ms(self.interval)
+        parse_duration_ms(self.embed_interval)
+        return self
+
+    @property
+    def interval_ms(self) -> int:
+        return parse_duration_ms(self.interval)
+
+    @property
+    def embed_interval_ms(self) -> int:
+        return parse_duration_ms(self.embed_interval)
+
+
+class QmdLimitsConfig(_Section):
+    max_results: int = Field(6, ge=1, le=1000)
+    max_snippet_chars: int = Field(700, ge=1)
+    max_injected_chars: int = Field(4000, ge=1)
+    timeout_ms: int = Field(4000, ge=1)
+
+
+class QmdScopeMatch(_Section):
+    chat_type: Literal["direct", "group", "channel"] | None = None
+    channel: str | None = None
+    key_prefix: str | None = None
+
+
+class QmdScopeRule(_Section):
+    action: Literal["allow", "deny"]
+    match: QmdScopeMatch = Field(default_factory=QmdScopeMatch)
+
+
+def _default_scope_rules() -> list[QmdScopeRule]:
+    return [QmdScopeRule(action="allow", match=QmdScopeMatch(chat_type="direct"))]
+
+
+class QmdScopeConfig(_Section):
+    """Which chats may see qmd results (OpenClaw's `session.sendPolicy` shape); default: direct chats only."""
+
+    default: Literal["allow", "deny"] = "deny"
+    rules: list[QmdScopeRule] = Field(default_factory=_default_scope_rules)
+
+
+class QmdConfig(_Section):
+    command: str = "qmd"
+    search_mode: Literal["search", "vsearch", "query"] = "search"
+    include_default_memory: bool = True
+    paths: list[QmdPathConfig] = Field(default_factory=list)
+    sessions: QmdSessionsConfig = Field(default_factory=QmdSessionsConfig)
+    update: QmdUpdateConfig = Field(default_factory=QmdUpdateConfig)
+    limits: QmdLimitsConfig = Field(default_factory=QmdLimitsConfig)
+    scope: QmdScopeConfig = Field(default_factory=QmdScopeConfig)
+
+
 class MemoryConfig(_Section):
     """The whole mdrecall configuration (OpenClaw's `memorySearch` plus `memory.citations/backend`)."""
 
@@ -193,6 +303,10 @@ class MemoryConfig(_Section):
     experimental: ExperimentalConfig = Field(default_factory=ExperimentalConfig)
     citations: Literal["auto", "on", "off"] = "auto"
     backend: Literal["builtin", "qmd"] = "builtin"
+    qmd: QmdConfig = Field(default_factory=QmdConfig)
+    # Safety (issue 13): memory files are redacted before indexing unless turned off; bigger files are skipped.
+    redact_memory: bool = True
+    max_file_bytes: int = Field(10_000_000, ge=1)
 
     @model_validator(mode="after")
     def _sources_not_empty(self) -> MemoryConfig:

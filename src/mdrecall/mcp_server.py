@@ -33,9 +33,9 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import __version__
+from .backends import MemoryBackend, open_backend
 from .config import Settings
 from .errors import MdrecallError
-from .manager import MemoryIndex
 from .tools import MEMORY_GET, MEMORY_SEARCH, MEMORY_STATUS, MemoryTools
 
 SERVER_NAME = "mdrecall"
@@ -90,8 +90,8 @@ def build_server(tools: MemoryTools) -> Server[Any]:
     )
 
 
-def _open_tools(settings: Settings) -> tuple[MemoryIndex, MemoryTools]:
-    index = MemoryIndex(settings)
+def _open_tools(settings: Settings) -> tuple[MemoryBackend, MemoryTools]:
+    index = open_backend(settings)
     return index, MemoryTools(index, include_status=True)
 
 

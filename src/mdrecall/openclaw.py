@@ -257,13 +257,13 @@ def memory_config_from_openclaw(
     merged = _expand_env(merged, "memorySearch", warnings)
     merged = _drop_gguf_model(_move_hybrid_sections(merged), warnings)
     memory = _section(raw, "memory")
-    for key in ("citations", "backend"):
+    for key in ("citations", "backend", "qmd"):
         if key in memory:
             if key in merged:
                 warnings.append(f"memorySearch.{key}: overridden by memory.{key}")
             merged[key] = memory[key]
     for key in memory:
-        if key not in ("citations", "backend"):
+        if key not in ("citations", "backend", "qmd"):
             warnings.append(f"memory.{key}: not supported by mdrecall; ignored")
     kept = _drop_unsupported(merged, MemoryConfig, "memorySearch.", warnings)
     return parse_config(kept, where), warnings

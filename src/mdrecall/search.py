@@ -257,6 +257,8 @@ class SearchResponse:
     mode: str  # "hybrid" | "keyword" | "vector" | "fts-only"
     notice: str | None = None
     relaxed: bool = False
+    backend: str = "builtin"  # the engine that served these results (see mdrecall.backends)
+    backend_fallback: dict[str, str] | None = None  # {"from": "qmd", "reason": ...} when the primary failed
 
 
 def _to_result(hit: Hit, snippet_max: int, mode: str, terms: Sequence[str] = ()) -> SearchResult:

@@ -247,8 +247,13 @@ def is_session_name(name: str) -> bool:
     return name.endswith(".jsonl") or is_archived_session_name(name)
 
 
-def list_session_files(sessions_dir: str | os.PathLike[str]) -> list[SessionFile]:
-    """Transcripts directly in sessions_dir (live and archived), sorted by path; symlinks skipped."""
+def list_session_files(
+    sessions_dir: str | os.PathLike[str], skipped: list[tuple[str, str]] | None = None
+) -> list[SessionFile]:
+    """Transcripts directly in sessions_dir (live and archived), sorted by path; symlinks skipped.
+
+    Names that are not valid UTF-8 cannot be stored or cited: they are reported in `skipped`, escaped.
+    """
     root = Path(sessions_dir)
     try:
         entries = list(os.scandir(root))
@@ -257,6 +262,13 @@ def list_session_files(sessions_dir: str | os.PathLike[str]) -> list[SessionFile
     files: list[SessionFile] = []
     for entry in entries:
         if not is_session_name(entry.name):
+            continue
+        try:
+            entry.name.encode("utf-8")
+        except UnicodeEncodeError:
+            if skipped is not None:
+                shown = os.fsencode(entry.name).decode("utf-8", "backslashreplace")
+                skipped.append((SESSIONS_PREFIX + shown, "file name is not valid UTF-8: skipped (rename it)"))
             continue
         try:
             st = entry.stat(follow_symlinks=False)
@@ -275,6 +287,20 @@ def list_session_files(sessions_dir: str | os.PathLike[str]) -> list[SessionFile
         )
     files.sort(key=lambda f: f.path)
     return files
+
+
+def resolve_session_path(sessions_dir: str | os.PathLike[str], rel_path: str) -> Path:
+    """`sessions/<name>` (as search cites it) to the transcript file, or PathRefusedError saying why."""
+    from .errors import PathRefusedError
+
+    raw = (rel_path or "").strip()
+    name = raw[len(SESSIONS_PREFIX) :]
+    if not name or "/" in name or "\0" in name or name in (".", "..") or not is_session_name(name):
+        raise PathRefusedError(f"path refused: {raw} is not a session transcript (sessions/<id>.jsonl)")
+    path = Path(sessions_dir) / name
+    if path.is_symlink():
+        raise PathRefusedError(f"path refused: symlinks are not followed: {raw}")
+    return path
 
 
 # -- delta tracking ----------------------------------------------------------------------------------

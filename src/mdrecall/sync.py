@@ -29,14 +29,14 @@ from .errors import EmbeddingError
 from .fts_text import FTS_TEXT_VERSION
 from .sessions import SessionFile, map_lines, read_transcript
 from .store import ChunkRow, FileRow, Store, remove_db_files
-from .workspace import MemoryFile
+from .workspace import MemoryFile, decode_text, has_text_bom
 
 ProgressFn = Callable[[int, int, str], None]
 FTS_ONLY_MODEL = "fts-only"
 MEMORY_SOURCE = "memory"
 SESSIONS_SOURCE = "sessions"
 EMBED_WINDOW_CHUNKS = 256
-MAX_FILE_BYTES = 20_000_000
+MAX_FILE_BYTES = 10_000_000  # default of the `maxFileBytes` setting
 BINARY_SNIFF_BYTES = 8192
 SKIPPED_HASH_PREFIX = "skipped:"
 
@@ -120,18 +120,16 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
 
 
 def decode_markdown(raw: bytes) -> tuple[str, bool]:
-    """File bytes decoded as UTF-8, undecodable bytes replaced; the flag says whether any were."""
-    try:
-        return raw.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return raw.decode("utf-8", errors="replace"), True
+    """File bytes decoded (UTF-8, or UTF-16/32 with a BOM), undecodable bytes replaced; the flag says if any were."""
+    return decode_text(raw)
 
 
-def skip_reason(size: int, head: bytes) -> str | None:
+def skip_reason(size: int, head: bytes, limit: int | None = None) -> str | None:
     """Why a file is not indexed at all (recorded so it is not retried until it changes), or None."""
-    if size > MAX_FILE_BYTES:
-        return f"too large to index ({size / 1e6:.1f} MB > {MAX_FILE_BYTES / 1e6:.0f} MB limit)"
-    if b"\0" in head[:BINARY_SNIFF_BYTES]:
+    limit = MAX_FILE_BYTES if limit is None else limit
+    if size > limit:
+        return f"too large to index ({size / 1e6:.1f} MB > {limit / 1e6:g} MB limit, setting maxFileBytes)"
+    if b"\0" in head[:BINARY_SNIFF_BYTES] and not has_text_bom(head):
         return "binary content (NUL bytes), not markdown"
     return None
 
@@ -235,12 +233,12 @@ def _read_changed(
             report.files_unchanged += 1
             continue
         try:
-            reason = skip_reason(file.size, b"")
+            reason = skip_reason(file.size, b"", config.max_file_bytes)
             raw = b"" if reason else file.abs_path.read_bytes()
         except OSError as err:
             report.skipped.append((file.path, f"unreadable: {err.strerror or err}"))
             continue
-        reason = reason or skip_reason(len(raw), raw)
+        reason = reason or skip_reason(len(raw), raw, config.max_file_bytes)
         if reason:
             _record_skipped(store, file, reason)
             report.skipped.append((file.path, reason))

@@ -91,7 +91,15 @@ class _Index(Protocol):
     config: Any
 
     def ensure_fresh(self) -> Any: ...
-    def search(self, query: str, max_results: int | None = None, min_score: float | None = None) -> Any: ...
+    def search(
+        self,
+        query: str,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        *,
+        citations: str = "off",
+        session_key: str | None = None,
+    ) -> Any: ...
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]: ...
     def status(self, deep: bool = False) -> dict[str, Any]: ...
 
@@ -352,7 +360,11 @@ class MemoryTools:
         try:
             cite = include_citations(self.citations_mode, self.chat_type)
             response = self.index.search(
-                query, max_results=max_results, min_score=min_score, citations="on" if cite else "off"
+                query,
+                max_results=max_results,
+                min_score=min_score,
+                citations="on" if cite else "off",
+                session_key=f"chat:{self.chat_type}",
             )
         except Exception as err:  # the tool must answer, whatever broke underneath
             return {"results": [], **_unavailable(_describe(err), MEMORY_SEARCH)}
@@ -361,7 +373,10 @@ class MemoryTools:
             "provider": response.provider,
             "model": response.model,
             "citations": self.citations_mode,
+            "backend": getattr(response, "backend", "builtin"),
         }
+        if getattr(response, "backend_fallback", None):
+            out["backendFallback"] = response.backend_fallback  # which engine failed and why (qmd -> builtin)
         fallback = self._fallback()
         if fallback:
             out["fallback"] = fallback
