@@ -270,10 +270,12 @@ def modes(extra: dict[str, dict[str, Any]]) -> dict[str, System]:
     out: dict[str, System] = {
         "mdrecall default (as shipped)": default_system,
         "hybrid, minScore 0": mdrecall_system("hybrid", NO_BUDGET),
-        "hybrid weighted AND": mdrecall_system("hybrid", {**NO_BUDGET, "hybrid": {"mode": "weighted"}}),
+        "hybrid min-max, AND keyword side": mdrecall_system("hybrid", {**NO_BUDGET, "hybrid": {"keywordQuery": "and"}}),
+        "hybrid weighted (raw scores)": mdrecall_system("hybrid", {**NO_BUDGET, "hybrid": {"mode": "weighted"}}),
         "hybrid RRF": mdrecall_system("hybrid", {**NO_BUDGET, "hybrid": {"mode": "rrf"}}),
         "keyword-only": mdrecall_system("keyword", NO_BUDGET),
         "vector-only": mdrecall_system("vector", NO_BUDGET),
+        "hybrid + temporal decay": mdrecall_system("hybrid", {**NO_BUDGET, "temporalDecay": {"enabled": True}}),
     }
     for name, query in extra.items():
         out[name] = mdrecall_system("hybrid", {**NO_BUDGET, **query})
