@@ -173,8 +173,9 @@ def merge_minmax(
 
     A candidate missing from one side gets 0 there: it ranked below that side's weakest candidate (or did not
     match at all). The keyword side's scaled bm25 is multiplied by the chunk's keyword coverage, so the best
-    of weak matches (one common word of a question) does not count as a full match. Cosines of a small model bunch up in 0.1-0.5 and bm25 has no fixed range; scaling both per
-    query lets the weights mean what they say. The order is the scaled sum's; the scores are put back on the
+    of weak matches (one common word of a question) does not count as a full match. Cosines of a small model
+    bunch up in 0.1-0.5 and bm25 has no fixed range; scaling both per query lets the weights mean what they
+    say. The order is the scaled sum's; the scores are put back on the
     raw weighted merge's scale (`ranking.rrf_rescale`, anchored on the best raw score) so minScore keeps
     meaning "how relevant is the best result". Measured against raw weighting and RRF in bench/quality/.
     """
