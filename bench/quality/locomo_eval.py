@@ -39,6 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
+from mdrecall import search as search_module  # noqa: E402
 from mdrecall.config import parse_config, resolve_settings  # noqa: E402
 from mdrecall.embeddings.factory import ProviderResult, create_provider  # noqa: E402
 from mdrecall.manager import MemoryIndex  # noqa: E402
@@ -283,6 +284,29 @@ def modes(extra: dict[str, dict[str, Any]]) -> dict[str, System]:
     return out
 
 
+def memoize_candidates() -> None:
+    """Each question's keyword and vector candidate rows are fetched once per index and reused by every mode
+    (they do not depend on the fusion, weights, min score or decay), which makes a many-mode run affordable
+    on a busy machine. The rows are never mutated downstream."""
+    memo: dict[tuple, Any] = {}
+    keyword_rows, vector_rows = search_module._keyword_rows, search_module._vector_rows
+
+    def cached_keyword(store: Any, query: str, model: str, sources: Any, limit: int, expanded: bool) -> Any:
+        key = ("k", str(store.path), query, model, tuple(sources), limit, expanded)
+        if key not in memo:
+            memo[key] = keyword_rows(store, query, model, sources, limit, expanded)
+        return memo[key]
+
+    def cached_vector(store: Any, provider: Any, query: str, sources: Any, limit: int) -> Any:
+        key = ("v", str(store.path), query, provider.model, tuple(sources), limit)
+        if key not in memo:
+            memo[key] = vector_rows(store, provider, query, sources, limit)
+        return memo[key]
+
+    search_module._keyword_rows = cached_keyword  # type: ignore[assignment]
+    search_module._vector_rows = cached_vector  # type: ignore[assignment]
+
+
 def run_system(system: System, indexes: dict[str, MemoryIndex], questions: Sequence[Question]) -> list[dict]:
     return [score_question(system(indexes[q.workspace], q), q) for q in questions]
 
@@ -363,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         name, _, raw = item.partition("=")
         extra[name] = json.loads(raw)
     systems = modes(extra)
+    memoize_candidates()
     if args.only:
         systems = {n: s for n, s in systems.items() if any(o in n for o in args.only)}
 
