@@ -27,6 +27,7 @@ from .config import MemoryConfig
 from .embeddings.base import EmbeddingProvider
 from .errors import EmbeddingError
 from .fts_text import FTS_TEXT_VERSION
+from .redact import REDACTION_VERSION, redact
 from .sessions import SessionFile, map_lines, read_transcript
 from .store import ChunkRow, FileRow, Store, remove_db_files
 from .workspace import MemoryFile, decode_text, has_text_bom
@@ -96,6 +97,8 @@ def expected_meta(provider: EmbeddingProvider | None, config: MemoryConfig) -> d
         "vectorDims": provider.dims if provider is not None else None,
         "ftsText": FTS_TEXT_VERSION,
         "chunkContext": CONTEXT_VERSION,
+        # memory files redacted or not, and the rules' version: a change rebuilds (and so purges) the index
+        "redaction": f"v{REDACTION_VERSION}" + ("" if config.redact_memory else "-sessions-only"),
     }
 
 
@@ -111,6 +114,7 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
         ("chunkOverlap", "chunk overlap"),
         ("ftsText", "keyword index format"),
         ("chunkContext", "chunk context format"),
+        ("redaction", "secret redaction"),
     ):
         if stored.get(key) != expected.get(key):
             return f"{label} changed ({stored.get(key)!r} -> {expected.get(key)!r})"
@@ -246,6 +250,8 @@ def _read_changed(
         text, replaced = decode_markdown(raw)
         if replaced:
             report.skipped.append((file.path, "not valid UTF-8: undecodable bytes replaced (indexed anyway)"))
+        if config.redact_memory:
+            text = redact(text)  # secrets never reach chunks, FTS, vectors or the cache; the file is untouched
         file_hash = hash_text(text)
         if row is not None and row.hash == file_hash:
             with store.transaction():
