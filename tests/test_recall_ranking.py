@@ -66,7 +66,7 @@ def test_builtin_returns_max_results_as_asked(tmp_path: Path, make_index) -> Non
     index.sync()
     assert len(index.search("espresso grinder", min_score=0).results) == 6  # maxResults default
     assert len(index.search("espresso grinder", max_results=10, min_score=0).results) == 10
-    assert len(index.search("espresso grinder", max_results=50, min_score=0).results) == 14
+    assert len(index.search("espresso grinder", max_results=50, min_score=0, mode="keyword").results) == 14
     clamped = apply_injection_budget(index.search("espresso grinder", max_results=10, min_score=0).results, 200)
     assert 1 <= len(clamped) < 10 and sum(len(r.snippet) for r in clamped) <= 200  # the QMD backend's budget
 

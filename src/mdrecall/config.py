@@ -148,9 +148,9 @@ class HybridConfig(_Section):
     vector_weight: float = Field(0.7, ge=0)
     text_weight: float = Field(0.3, ge=0)
     candidate_multiplier: int = Field(4, ge=1, le=100)
-    # "minmax": each side's candidate scores scaled to 0..1 per query, then weighted (measured best on
-    # LoCoMo, bench/quality/README.md); "weighted": the spec's raw weighted sum; "rrf": reciprocal rank fusion.
-    mode: Literal["minmax", "weighted", "rrf"] = "minmax"
+    # "weighted": the spec's weighted sum (measured best with MiniLM on LoCoMo, bench/quality/README.md);
+    # "minmax": each side's candidate scores scaled to 0..1 per query, then weighted; "rrf": rank fusion.
+    mode: Literal["minmax", "weighted", "rrf"] = "weighted"
     # keyword side: "or" = stop words dropped, remaining terms OR-joined, ranked by BM25; "and" = the spec's
     # query (every word required).
     keyword_query: Literal["or", "and"] = "or"
