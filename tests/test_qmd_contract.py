@@ -131,6 +131,21 @@ def test_vector_modes_without_embeddings_fall_back_instead_of_answering_empty(
     assert not fake_qmd.calls(mode)
 
 
+def test_one_update_at_a_time_across_processes(fake_qmd: FakeQmd, make_qmd, tmp_path: Path) -> None:
+    import fcntl
+
+    backend = make_qmd({"update": {"updateTimeoutMs": 300}})
+    lock_path = tmp_path / "state/agents/main/qmd/update.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a+") as other_process:
+        fcntl.flock(other_process.fileno(), fcntl.LOCK_EX)
+        assert backend.primary.refresh() is False  # boot update skipped: someone else is updating
+        assert backend.primary.refresh(force=True) is False  # waited updateTimeoutMs, then gave up
+        fcntl.flock(other_process.fileno(), fcntl.LOCK_UN)
+    assert not fake_qmd.calls("update")
+    assert backend.primary.refresh(force=True) is True and len(fake_qmd.calls("update")) == 1
+
+
 def test_embed_interval_zero_never_embeds(fake_qmd: FakeQmd, make_qmd) -> None:
     backend = make_qmd({"update": {"embedInterval": "0"}})
     backend.sync()
@@ -282,6 +297,16 @@ def test_scope_rule_matching() -> None:
 
 
 # -- config ----------------------------------------------------------------------------------------------
+
+
+def test_the_documented_qmd_config_parses() -> None:
+    import re
+
+    import tomllib
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "backends.md").read_text()
+    cfg = parse_config(tomllib.loads(re.search(r"```toml\n(.*?)```", doc, re.S).group(1)))
+    assert cfg.backend == "qmd" and cfg.qmd.paths[0].name == "docs" and cfg.qmd.sessions.retention_days == 30
 
 
 def test_qmd_config_keys_and_defaults() -> None:

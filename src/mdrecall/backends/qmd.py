@@ -25,9 +25,15 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+try:  # POSIX advisory locks between processes sharing one qmd home
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
 
 from ..config import QmdConfig, QmdScopeConfig, parse_duration_ms
 from ..errors import MdrecallError, PathRefusedError
@@ -302,14 +308,41 @@ class QmdBackend:
         if not self._lock.acquire(blocking=force):
             return False  # another thread is updating right now
         try:
-            self._booted = True
-            self._last_attempt = time.monotonic()
-            self.update(wait_embed=wait_embed)
+            with self._process_lock(wait=force) as locked:
+                if not locked:
+                    return False  # another process (CLI, MCP server) is updating this qmd home right now
+                self._booted = True
+                self._last_attempt = time.monotonic()
+                self._state = self._load_state() or self._state  # another process may have updated meanwhile
+                self.update(wait_embed=wait_embed)
         except QmdError as err:
             logger.warning("qmd update failed: %s", err)
         finally:
             self._lock.release()
         return True
+
+    @contextlib.contextmanager
+    def _process_lock(self, wait: bool) -> Iterator[bool]:
+        """One `qmd update` per qmd home across processes (an advisory lock on `<home>/update.lock`)."""
+        if fcntl is None:  # pragma: no cover - platforms without fcntl: the thread lock still applies
+            yield True
+            return
+        self.home.mkdir(parents=True, exist_ok=True)
+        with open(self.home / "update.lock", "a+") as handle:
+            deadline = time.monotonic() + self.cfg.update.update_timeout_ms / 1000
+            while True:
+                try:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if not wait or time.monotonic() > deadline:
+                        yield False
+                        return
+                    time.sleep(0.05)
+            try:
+                yield True
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def _due(self, force: bool, changed: bool) -> bool:
         if force:
