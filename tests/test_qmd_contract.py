@@ -161,8 +161,14 @@ def test_search_runs_the_configured_mode_with_json(fake_qmd: FakeQmd, make_qmd, 
     backend.sync()  # vsearch/query need embeddings: sync waits for qmd embed
     response = backend.search("flamingo", max_results=3)
     (call,) = fake_qmd.calls(mode)
-    assert call["args"] == [mode, "flamingo", "--json", "-n", "3"]
+    assert call["args"] == [mode, "--json", "-n", "3", "--", "flamingo"]
     assert response.backend == "qmd" and response.mode == f"qmd-{mode}"
+
+
+def test_a_query_that_looks_like_an_option_stays_a_query(fake_qmd: FakeQmd, make_qmd) -> None:
+    response = make_qmd().search("--full flamingo")
+    assert response.backend == "qmd" and response.results
+    assert fake_qmd.calls("search")[-1]["args"][-2:] == ["--", "--full flamingo"]
 
 
 def test_results_map_to_workspace_paths_and_qmd_collection_paths(fake_qmd: FakeQmd, make_qmd) -> None:
@@ -180,7 +186,7 @@ def test_limits_clamp_results_snippets_and_the_injection_budget(fake_qmd: FakeQm
         write(qmd_workspace, f"memory/2026-03-0{day}.md", f"# {day}\n\nflamingo {'x' * 500} day {day}\n")
     backend = make_qmd({"limits": {"maxResults": 4, "maxSnippetChars": 120, "maxInjectedChars": 300}})
     response = backend.search("flamingo", max_results=50)
-    assert fake_qmd.calls("search")[-1]["args"][-1] == "4"
+    assert fake_qmd.calls("search")[-1]["args"][1:4] == ["--json", "-n", "4"]
     assert 1 <= len(response.results) <= 4
     assert all(len(r.snippet) <= 120 for r in response.results)
     assert sum(len(r.snippet) for r in response.results) <= 300

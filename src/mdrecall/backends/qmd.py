@@ -4,7 +4,7 @@ mdrecall gives qmd a home of its own under the state directory (`agents/<id>/qmd
 `XDG_CONFIG_HOME`/`XDG_CACHE_HOME` pointing there (and its working directory there, so a project-local
 `.qmd/` is never adopted), and the collections are written to `index.yml` from `[qmd] paths` plus the
 workspace's default memory files. `qmd update` (+ `qmd embed` when due) run on boot, after changes
-(debounced) and every `update.interval`; searches run `qmd <searchMode> <query> --json`.
+(debounced) and every `update.interval`; searches run `qmd <searchMode> --json -n N -- <query>`.
 
 Results come back as `qmd://<collection>/<path>`; they are mapped to workspace-relative paths for the
 default memory files and to `qmd/<collection>/<relative path>` for everything else, which `read_file`
@@ -474,7 +474,7 @@ class QmdBackend:
         citations: str = "off",
         session_key: str | None = None,
     ) -> SearchResponse:
-        """`qmd <searchMode> <query> --json -n N`, mapped to mdrecall results; QmdError on any failure."""
+        """`qmd <searchMode> --json -n N -- <query>`, mapped to mdrecall results; QmdError on any failure."""
         mode = self.cfg.search_mode
         limits = self.cfg.limits
         label = f"qmd-{mode}"
@@ -493,7 +493,8 @@ class QmdBackend:
             why = f": {last['error']}" if isinstance(last, dict) and last.get("error") else ""
             raise QmdError(f"qmd {mode} needs embeddings and qmd embed has not succeeded yet{why}")
         limit = min(max_results or limits.max_results, limits.max_results)
-        raw = self.run([mode, cleaned, "--json", "-n", str(limit)], limits.timeout_ms)
+        # `--` ends qmd's options: a query such as "--full notes" stays a query
+        raw = self.run([mode, "--json", "-n", str(limit), "--", cleaned], limits.timeout_ms)
         rows = self._parse(raw)
         results = [r for r in (self._to_result(row) for row in rows) if r is not None]
         if min_score is not None:
