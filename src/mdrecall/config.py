@@ -18,7 +18,9 @@ The file (`mdrecall.toml` in the workspace, or `--config FILE`) holds the keys o
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -85,7 +87,8 @@ class VectorStoreConfig(_Section):
 
 class StoreConfig(_Section):
     driver: Literal["sqlite"] = "sqlite"
-    # May contain "{agentId}"; relative paths are relative to the state dir.
+    # May contain "{agentId}" and "{workspaceKey}"; relative paths are relative to the state dir. An index
+    # records the workspace it was built from and refuses to serve another one.
     path: str | None = None
     vector: VectorStoreConfig = Field(default_factory=VectorStoreConfig)
 
@@ -104,6 +107,9 @@ class ChunkingConfig(_Section):
 class SessionDeltaConfig(_Section):
     delta_bytes: int = Field(100_000, ge=0)
     delta_messages: int = Field(50, ge=0)
+    # `<id>.jsonl.reset.<timestamp>` transcripts closed by a session reset. OpenClaw's default is false;
+    # mdrecall indexes them unless told not to (a reset does not make what was said untrue).
+    include_reset_archives: bool = True
 
 
 class SyncConfig(_Section):
@@ -306,6 +312,13 @@ class MemoryConfig(_Section):
             raise ValueError("sources must name at least one of 'memory', 'sessions'")
         return self
 
+    @model_validator(mode="after")
+    def _session_memory_turns_on_sessions(self) -> MemoryConfig:
+        """`experimental.sessionMemory = true` is OpenClaw's switch for transcript indexing: it adds the source."""
+        if self.experimental.session_memory and "sessions" not in self.sources:
+            self.sources = [*self.sources, "sessions"]
+        return self
+
 
 def format_validation_error(err: ValidationError, origin: str) -> str:
     """One readable line per problem, naming the key as it is spelled in the file."""
@@ -350,6 +363,20 @@ def resolve_state_dir(explicit: str | os.PathLike[str] | None) -> Path:
     if env:
         return Path(env).expanduser().resolve()
     return (Path.home() / ".mdrecall").resolve()
+
+
+def workspace_key(workspace: Path) -> str:
+    """`<folder name>-<8 hex>` from the workspace's real path: one index per workspace and agent, so running
+    mdrecall in another folder can never resync (and empty) this workspace's index."""
+    real = os.path.realpath(workspace)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", os.path.basename(real.rstrip(os.sep)) or "root").strip("-.")[:32]
+    return f"{name or 'ws'}-{digest}"
+
+
+def default_db_path(state_dir: Path, agent: str, workspace: Path) -> Path:
+    """`<state>/memory/<agent>-<workspace key>.sqlite`."""
+    return state_dir / "memory" / f"{agent}-{workspace_key(workspace)}.sqlite"
 
 
 @dataclass(frozen=True)
@@ -404,10 +431,11 @@ def resolve_settings(
     if db_path is not None:
         db = Path(db_path).expanduser().resolve()
     elif config.store.path:
-        db = Path(config.store.path.replace("{agentId}", agent)).expanduser()
+        path = config.store.path.replace("{agentId}", agent).replace("{workspaceKey}", workspace_key(ws))
+        db = Path(path).expanduser()
         db = (db if db.is_absolute() else state / db).resolve()
     else:
-        db = state / "memory" / f"{agent}.sqlite"
+        db = default_db_path(state, agent, ws)
     return Settings(
         workspace=ws, agent_id=agent, state_dir=state, db_path=db, config=config, config_path=chosen_config_path
     )
