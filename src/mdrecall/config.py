@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomllib
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 from .errors import ConfigError
@@ -85,12 +85,34 @@ class VectorStoreConfig(_Section):
     extension_path: str | None = None
 
 
+class PostgresStoreConfig(_Section):
+    """`[store.postgres]`: the team backend's server. The DSN is a secret: never printed, redacted in errors."""
+
+    # Prefer the environment variable: a DSN in a config file is a password in a file.
+    dsn: str | None = None
+    dsn_env: str = "MDRECALL_POSTGRES_DSN"
+    # Names this workspace on the server; machines sharing a team workspace set the same key.
+    # Default: the workspace's absolute path.
+    workspace_key: str | None = None
+    pool_min: int = Field(1, ge=0, le=64)
+    pool_max: int = Field(4, ge=1, le=256)
+    connect_timeout_seconds: float = Field(5.0, gt=0, le=300)
+    # When the server is down, searches answer from a local keyword-only SQLite index built from the
+    # markdown ("keyword"), from the full builtin index ("local"), or fail with one line ("none").
+    fallback: Literal["keyword", "local", "none"] = "keyword"
+    # HNSW search breadth (pgvector's hnsw.ef_search); at least 2x the candidate count is used.
+    ef_search: int = Field(200, ge=10, le=1000)
+
+
 class StoreConfig(_Section):
-    driver: Literal["sqlite"] = "sqlite"
+    # "postgres" selects the Postgres + pgvector backend (same as top-level `backend = "postgres"`);
+    # `store.backend` is accepted as another name for this key.
+    driver: Literal["sqlite", "postgres"] = Field("sqlite", validation_alias=AliasChoices("driver", "backend"))
     # May contain "{agentId}" and "{workspaceKey}"; relative paths are relative to the state dir. An index
     # records the workspace it was built from and refuses to serve another one.
     path: str | None = None
     vector: VectorStoreConfig = Field(default_factory=VectorStoreConfig)
+    postgres: PostgresStoreConfig = Field(default_factory=PostgresStoreConfig)
 
 
 class ChunkingConfig(_Section):
@@ -177,7 +199,7 @@ _DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_4
 
 
 def parse_duration_ms(value: str | int | float) -> int:
-    """"5m", "30s", "1h", "500ms" (or a bare number of milliseconds) → milliseconds; "0" turns a timer off."""
+    """ "5m", "30s", "1h", "500ms" (or a bare number of milliseconds) → milliseconds; "0" turns a timer off."""
     if isinstance(value, bool):
         raise ValueError("a duration must be like '5m', '30s', '1h' or a number of milliseconds")
     if isinstance(value, int | float):
@@ -300,7 +322,7 @@ class MemoryConfig(_Section):
     cache: CacheConfig = Field(default_factory=CacheConfig)
     experimental: ExperimentalConfig = Field(default_factory=ExperimentalConfig)
     citations: Literal["auto", "on", "off"] = "auto"
-    backend: Literal["builtin", "qmd"] = "builtin"
+    backend: Literal["builtin", "qmd", "postgres"] = "builtin"
     qmd: QmdConfig = Field(default_factory=QmdConfig)
     # Safety (issue 13): memory files are redacted before indexing unless turned off; bigger files are skipped.
     redact_memory: bool = True

@@ -248,6 +248,8 @@ def _session_mtimes(store: Store, hits: Sequence[Hit]) -> dict[str, int]:
     paths = sorted({h.row.path for h in hits if h.row.source == "sessions" or _decays_by_mtime(h.row.path)})
     if not paths:
         return {}
+    if hasattr(store, "session_mtimes"):  # a server-database store (backends/postgres) answers in its own SQL
+        return store.session_mtimes(paths)
     marks = ",".join("?" * len(paths))
     rows = store.conn.execute(f"SELECT path, mtime FROM files WHERE path IN ({marks})", paths)
     return {str(r[0]): int(r[1]) for r in rows}
