@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import apsw
 
+from .chunk_context import with_context
 from .fts_text import index_text
 from .index_identity import APPLICATION_ID, check_index_path, remove_own_db_files
 
@@ -160,6 +161,8 @@ class ChunkRow:
     model: str
     text: str
     embedding: np.ndarray | None = None
+    # context prefix (chunk_context: log date, heading path) keyword-indexed with the text, never stored as it
+    context: str = ""
 
 
 @dataclass
@@ -511,7 +514,10 @@ class Store:
                         "INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (row.id, vector_to_blob(windows[0]))
                     )
             if self.fts.available:
-                self.conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)", (rowid, index_text(row.text)))
+                self.conn.execute(
+                    "INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)",
+                    (rowid, index_text(with_context(row.context, row.text))),
+                )
         if wrote_vectors:
             self._vectors_changed()
 
