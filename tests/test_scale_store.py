@@ -76,6 +76,14 @@ def _random_workspace(root: Path, files: int, seed: int = 3) -> dict[str, str]:
     return texts
 
 
+def _stored_vectors(index) -> list[tuple[str, str, np.ndarray]]:
+    """(chunk id, path, vector) as stored: the embedded text may carry a context prefix besides the chunk."""
+    rows = index.store.conn.execute(
+        "SELECT c.id, c.path, v.embedding FROM chunk_vectors v JOIN chunks c ON c.rowid = v.chunk_rowid"
+    ).fetchall()
+    return [(cid, path, np.frombuffer(blob, dtype=np.float32)) for cid, path, blob in rows]
+
+
 def _rows_per_path(index) -> dict[str, int]:
     rows = index.store.conn.execute("SELECT path, count(*) FROM chunks GROUP BY path").fetchall()
     return dict(rows)
@@ -88,7 +96,7 @@ def test_deleting_one_file_leaves_every_other_files_rows(tmp_path: Path, make_in
     index = make_index(ws, provider)
     index.sync()
     before = _rows_per_path(index)
-    chunks = index.store.conn.execute("SELECT id, path, text FROM chunks").fetchall()
+    chunks = _stored_vectors(index)
     vectors_before = index.store.vector_row_count()
     victim = "memory/n005.md"
     assert before[victim] >= 1
@@ -107,8 +115,8 @@ def test_deleting_one_file_leaves_every_other_files_rows(tmp_path: Path, make_in
             continue
         hits = index.search(f"marker{i:03d}", mode="keyword").results
         assert [h.path for h in hits][:1] == [rel], rel  # FTS rows of every other file are intact
-    for chunk_id, path, text in chunks:
-        top = index.store.vector_search(provider._vector(text), provider.model, ["memory"], 5)
+    for chunk_id, path, vector in chunks:
+        top = index.store.vector_search(vector, provider.model, ["memory"], 5)
         if path == victim:
             assert all(hit.path != victim for hit in top)
         else:
@@ -121,9 +129,9 @@ def test_vector_search_returns_the_brute_force_top_k(tmp_path: Path, make_index)
     provider = HashingProvider(dims=48)
     index = make_index(ws, provider)
     index.sync()
-    rows = index.store.conn.execute("SELECT id, text FROM chunks").fetchall()
+    rows = _stored_vectors(index)
     assert len(rows) > 40
-    matrix = np.stack([provider._vector(text) for _, text in rows])
+    matrix = np.stack([vector for _, _, vector in rows])
     rng = random.Random(5)
     for _ in range(15):
         query = provider._vector(" ".join(rng.choices(WORDS, k=6)))
