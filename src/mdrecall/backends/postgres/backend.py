@@ -241,6 +241,7 @@ class PostgresIndex(MemoryIndex):
                 report = self._pg_sync(force, reason, progress, gate)
             except _unavailable_types() as err:
                 self._reset_pool()
+                self._index_id = None  # it may come from a transaction the lost server never committed
                 raise PostgresUnavailableError(
                     f"postgres server {self.server} unavailable during sync ({scrub(str(err), self.dsn)}); "
                     "nothing is lost: the markdown is untouched and the next sync picks up where this one stopped"
