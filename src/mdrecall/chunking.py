@@ -70,7 +70,10 @@ def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chun
     """Split text into overlapping, line-aligned chunks; whitespace-only chunks are dropped."""
     max_chars = max_chunk_chars(tokens)
     overlap_chars = max(0, overlap * 4)
-    lines = text.replace("\r\n", "\n").split("\n")
+    # \r\n, \r and \n all end a line, and a final newline adds no line (so endLine is never past the end)
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
     chunks: list[Chunk] = []
     current: list[_Piece] = []
     current_chars = 0

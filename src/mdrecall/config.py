@@ -18,13 +18,15 @@ The file (`mdrecall.toml` in the workspace, or `--config FILE`) holds the keys o
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import tomllib
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 from .errors import ConfigError
@@ -86,11 +88,34 @@ class VectorStoreConfig(_Section):
     extension_path: str | None = None
 
 
+class PostgresStoreConfig(_Section):
+    """`[store.postgres]`: the team backend's server. The DSN is a secret: never printed, redacted in errors."""
+
+    # Prefer the environment variable: a DSN in a config file is a password in a file.
+    dsn: str | None = None
+    dsn_env: str = "MDRECALL_POSTGRES_DSN"
+    # Names this workspace on the server; machines sharing a team workspace set the same key.
+    # Default: the workspace's absolute path.
+    workspace_key: str | None = None
+    pool_min: int = Field(1, ge=0, le=64)
+    pool_max: int = Field(4, ge=1, le=256)
+    connect_timeout_seconds: float = Field(5.0, gt=0, le=300)
+    # When the server is down, searches answer from a local keyword-only SQLite index built from the
+    # markdown ("keyword"), from the full builtin index ("local"), or fail with one line ("none").
+    fallback: Literal["keyword", "local", "none"] = "keyword"
+    # HNSW search breadth (pgvector's hnsw.ef_search); at least 2x the candidate count is used.
+    ef_search: int = Field(200, ge=10, le=1000)
+
+
 class StoreConfig(_Section):
-    driver: Literal["sqlite"] = "sqlite"
-    # May contain "{agentId}"; relative paths are relative to the state dir.
+    # "postgres" selects the Postgres + pgvector backend (same as top-level `backend = "postgres"`);
+    # `store.backend` is accepted as another name for this key.
+    driver: Literal["sqlite", "postgres"] = Field("sqlite", validation_alias=AliasChoices("driver", "backend"))
+    # May contain "{agentId}" and "{workspaceKey}"; relative paths are relative to the state dir. An index
+    # records the workspace it was built from and refuses to serve another one.
     path: str | None = None
     vector: VectorStoreConfig = Field(default_factory=VectorStoreConfig)
+    postgres: PostgresStoreConfig = Field(default_factory=PostgresStoreConfig)
 
 
 class ChunkingConfig(_Section):
@@ -107,6 +132,9 @@ class ChunkingConfig(_Section):
 class SessionDeltaConfig(_Section):
     delta_bytes: int = Field(100_000, ge=0)
     delta_messages: int = Field(50, ge=0)
+    # `<id>.jsonl.reset.<timestamp>` transcripts closed by a session reset. OpenClaw's default is false;
+    # mdrecall indexes them unless told not to (a reset does not make what was said untrue).
+    include_reset_archives: bool = True
 
 
 class SyncConfig(_Section):
@@ -166,6 +194,116 @@ class ExperimentalConfig(_Section):
     session_memory: bool = False
 
 
+# ---------------------------------------------------------------------------------------------------------
+# QMD sidecar (`[qmd]`, OpenClaw's `memory.qmd.*`): used when `backend = "qmd"`. Owned by the qmd backend.
+# ---------------------------------------------------------------------------------------------------------
+
+_DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_duration_ms(value: str | int | float) -> int:
+    """ "5m", "30s", "1h", "500ms" (or a bare number of milliseconds) → milliseconds; "0" turns a timer off."""
+    if isinstance(value, bool):
+        raise ValueError("a duration must be like '5m', '30s', '1h' or a number of milliseconds")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError("a duration cannot be negative")
+        return int(value)
+    text = value.strip().lower()
+    for unit in sorted(_DURATION_UNITS_MS, key=len, reverse=True):
+        number = text.removesuffix(unit)
+        if number != text:
+            try:
+                amount = float(number.strip())
+            except ValueError:
+                break
+            if amount < 0:
+                raise ValueError("a duration cannot be negative")
+            return int(amount * _DURATION_UNITS_MS[unit])
+    try:
+        return parse_duration_ms(float(text))
+    except ValueError:
+        raise ValueError(f"invalid duration {value!r}: use e.g. '5m', '30s', '1h', '500ms'") from None
+
+
+class QmdPathConfig(_Section):
+    """An extra qmd collection: a folder (or file) outside the default memory files."""
+
+    path: str
+    name: str | None = None
+    pattern: str = "**/*.md"
+
+
+class QmdSessionsConfig(_Section):
+    enabled: bool = False
+    export_dir: str | None = None  # default <state>/agents/<id>/qmd/sessions
+    retention_days: float | None = Field(None, gt=0)
+
+
+class QmdUpdateConfig(_Section):
+    interval: str | int = "5m"
+    debounce_ms: int = Field(15_000, ge=0)
+    on_boot: bool = True
+    embed_interval: str | int = "60m"
+    command_timeout_ms: int = Field(30_000, ge=1)
+    update_timeout_ms: int = Field(120_000, ge=1)
+    embed_timeout_ms: int = Field(120_000, ge=1)
+
+    @model_validator(mode="after")
+    def _durations_parse(self) -> QmdUpdateConfig:
+        parse_duration_ms(self.interval)
+        parse_duration_ms(self.embed_interval)
+        return self
+
+    @property
+    def interval_ms(self) -> int:
+        return parse_duration_ms(self.interval)
+
+    @property
+    def embed_interval_ms(self) -> int:
+        return parse_duration_ms(self.embed_interval)
+
+
+class QmdLimitsConfig(_Section):
+    max_results: int = Field(6, ge=1, le=1000)
+    max_snippet_chars: int = Field(700, ge=1)
+    max_injected_chars: int = Field(4000, ge=1)
+    timeout_ms: int = Field(4000, ge=1)
+
+
+class QmdScopeMatch(_Section):
+    chat_type: Literal["direct", "group", "channel"] | None = None
+    channel: str | None = None
+    key_prefix: str | None = None
+
+
+class QmdScopeRule(_Section):
+    action: Literal["allow", "deny"]
+    match: QmdScopeMatch = Field(default_factory=QmdScopeMatch)
+
+
+def _default_scope_rules() -> list[QmdScopeRule]:
+    return [QmdScopeRule(action="allow", match=QmdScopeMatch(chat_type="direct"))]
+
+
+class QmdScopeConfig(_Section):
+    """Which chats may see qmd results (OpenClaw's `session.sendPolicy` shape); default: direct chats only."""
+
+    default: Literal["allow", "deny"] = "deny"
+    rules: list[QmdScopeRule] = Field(default_factory=_default_scope_rules)
+
+
+class QmdConfig(_Section):
+    command: str = "qmd"
+    search_mode: Literal["search", "vsearch", "query"] = "search"
+    include_default_memory: bool = True
+    paths: list[QmdPathConfig] = Field(default_factory=list)
+    sessions: QmdSessionsConfig = Field(default_factory=QmdSessionsConfig)
+    update: QmdUpdateConfig = Field(default_factory=QmdUpdateConfig)
+    limits: QmdLimitsConfig = Field(default_factory=QmdLimitsConfig)
+    scope: QmdScopeConfig = Field(default_factory=QmdScopeConfig)
+
+
 class MemoryConfig(_Section):
     """The whole mdrecall configuration (OpenClaw's `memorySearch` plus `memory.citations/backend`)."""
 
@@ -187,12 +325,23 @@ class MemoryConfig(_Section):
     cache: CacheConfig = Field(default_factory=CacheConfig)
     experimental: ExperimentalConfig = Field(default_factory=ExperimentalConfig)
     citations: Literal["auto", "on", "off"] = "auto"
-    backend: Literal["builtin", "qmd"] = "builtin"
+    backend: Literal["builtin", "qmd", "postgres"] = "builtin"
+    qmd: QmdConfig = Field(default_factory=QmdConfig)
+    # Safety (issue 13): memory files are redacted before indexing unless turned off; bigger files are skipped.
+    redact_memory: bool = True
+    max_file_bytes: int = Field(10_000_000, ge=1)
 
     @model_validator(mode="after")
     def _sources_not_empty(self) -> MemoryConfig:
         if not self.sources:
             raise ValueError("sources must name at least one of 'memory', 'sessions'")
+        return self
+
+    @model_validator(mode="after")
+    def _session_memory_turns_on_sessions(self) -> MemoryConfig:
+        """`experimental.sessionMemory = true` is OpenClaw's switch for transcript indexing: it adds the source."""
+        if self.experimental.session_memory and "sessions" not in self.sources:
+            self.sources = [*self.sources, "sessions"]
         return self
 
 
@@ -239,6 +388,20 @@ def resolve_state_dir(explicit: str | os.PathLike[str] | None) -> Path:
     if env:
         return Path(env).expanduser().resolve()
     return (Path.home() / ".mdrecall").resolve()
+
+
+def workspace_key(workspace: Path) -> str:
+    """`<folder name>-<8 hex>` from the workspace's real path: one index per workspace and agent, so running
+    mdrecall in another folder can never resync (and empty) this workspace's index."""
+    real = os.path.realpath(workspace)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", os.path.basename(real.rstrip(os.sep)) or "root").strip("-.")[:32]
+    return f"{name or 'ws'}-{digest}"
+
+
+def default_db_path(state_dir: Path, agent: str, workspace: Path) -> Path:
+    """`<state>/memory/<agent>-<workspace key>.sqlite`."""
+    return state_dir / "memory" / f"{agent}-{workspace_key(workspace)}.sqlite"
 
 
 @dataclass(frozen=True)
@@ -293,10 +456,11 @@ def resolve_settings(
     if db_path is not None:
         db = Path(db_path).expanduser().resolve()
     elif config.store.path:
-        db = Path(config.store.path.replace("{agentId}", agent)).expanduser()
+        path = config.store.path.replace("{agentId}", agent).replace("{workspaceKey}", workspace_key(ws))
+        db = Path(path).expanduser()
         db = (db if db.is_absolute() else state / db).resolve()
     else:
-        db = state / "memory" / f"{agent}.sqlite"
+        db = default_db_path(state, agent, ws)
     return Settings(
         workspace=ws, agent_id=agent, state_dir=state, db_path=db, config=config, config_path=chosen_config_path
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 class MdrecallError(Exception):
     """Base class: a problem the user can act on."""
@@ -25,3 +27,32 @@ class EmbeddingError(MdrecallError):
 
 class IndexBusyError(MdrecallError):
     """Another process holds the index lock for longer than we were willing to wait."""
+
+
+class ForeignFileError(MdrecallError):
+    """The index path holds something mdrecall did not create (or a symlink): it is never touched."""
+
+
+class IndexWriteError(MdrecallError):
+    """The index could not be written (disk full, read-only, permissions); what was indexed is kept."""
+
+
+def describe_os_error(err: BaseException, what: str) -> str:
+    """One line for a filesystem or SQLite fault, naming what was being done."""
+    import errno
+
+    code = getattr(err, "errno", None)
+    text = getattr(err, "strerror", None) or str(err).split("\n")[0]
+    filename = getattr(err, "filename", None)
+    where = f" ({os.fsencode(filename).decode('utf-8', 'backslashreplace')})" if filename else ""
+    hints = {
+        errno.ENOSPC: "the disk is full",
+        errno.EROFS: "the file system is read-only",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "operation not permitted",
+        errno.ENAMETOOLONG: "a file name is longer than the system allows",
+        errno.EFBIG: "the file is larger than allowed (file size limit)",
+    }
+    if code in hints:
+        text = hints[code]
+    return f"{what}: {text}{where}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,9 +16,10 @@ import apsw
 from .config import Settings
 from .embeddings.base import EmbeddingProvider
 from .embeddings.factory import ProviderResult, create_provider
-from .errors import IndexBusyError, MdrecallError, PathRefusedError
+from .errors import IndexBusyError, IndexWriteError, MdrecallError, PathRefusedError, WorkspaceError, describe_os_error
+from .index_identity import check_index_path, stale_temp_files
 from .search import SearchMode, SearchResponse, run_search
-from .sessions import SessionDeltaTracker, SessionFile, list_session_files
+from .sessions import SESSIONS_PREFIX, SessionDeltaTracker, SessionFile, list_session_files, resolve_session_path
 from .store import Store, StoreCorruptError, remove_db_files
 from .sync import (
     MEMORY_SOURCE,
@@ -30,7 +32,7 @@ from .sync import (
     index_model,
     safe_reindex,
 )
-from .workspace import MemoryFile, list_memory_files, resolve_memory_path
+from .workspace import MemoryFile, line_range_text, list_memory_files, resolve_memory_path
 
 try:  # POSIX advisory locks; on platforms without fcntl the in-process lock still applies
     import fcntl
@@ -38,6 +40,7 @@ except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
 LOCK_WAIT_SECONDS = 600.0
+WORKSPACE_META_KEY = "workspace"
 
 
 class MemoryIndex:
@@ -61,6 +64,7 @@ class MemoryIndex:
         self._watcher: Any = None
         self._tracker: SessionDeltaTracker | None = None
         self._dirty_hint = False
+        self.discovery_skipped: list[tuple[str, str]] = []
 
     # -- wiring ------------------------------------------------------------------------------------
 
@@ -74,19 +78,66 @@ class MemoryIndex:
     def provider(self) -> EmbeddingProvider | None:
         return self.provider_result.provider
 
-    def _open_store(self, path: Path) -> Store:
+    def _open_store(self, path: Path, read_only: bool = False) -> Store:
         vector_cfg = self.config.store.vector
-        return Store(path, vector_enabled=vector_cfg.enabled, extension_path=vector_cfg.extension_path)
+        return Store(
+            path, vector_enabled=vector_cfg.enabled, extension_path=vector_cfg.extension_path, read_only=read_only
+        )
+
+    @property
+    def read_only(self) -> bool:
+        """An existing index in a state directory (or file) we may not write: searched read-only, never synced."""
+        path = self.db_path
+        if not path.is_file():
+            return False
+        return not (os.access(path.parent, os.W_OK) and os.access(path, os.W_OK))
 
     @property
     def store(self) -> Store:
         if self._store is None:
+            if self.read_only:
+                self._store = self._open_store(self.db_path, read_only=True)
+                self._check_owner(self._store)
+                return self._store
+            self._cleanup_at_start()
             try:
                 self._store = self._open_store(self.db_path)
             except StoreCorruptError as err:
                 self._discard_index(str(err))
                 self._store = self._open_store(self.db_path)
+            self._check_owner(self._store)
         return self._store
+
+    def _check_owner(self, store: Store) -> None:
+        """An index serves the workspace it was built from; another workspace must never resync (empty) it."""
+        owner = store.read_meta_value(WORKSPACE_META_KEY)
+        mine = str(self.settings.workspace)
+        if owner and owner != mine:
+            if store is self._store:
+                self._release_store()
+            raise WorkspaceError(
+                f"the index {self.db_path} belongs to workspace {owner}, not {mine}: "
+                f"run in {owner} (or pass --workspace {owner}), or use another --agent or --db for this folder"
+            )
+
+    def has_index(self) -> bool:
+        """Whether this index has been built at least once (a missing index is the only reason to block)."""
+        return self.store.read_meta() is not None
+
+    def _cleanup_at_start(self) -> None:
+        """Remove a crashed reindex's temp files now, if no other process is syncing (never blocks)."""
+        if fcntl is None or not stale_temp_files(self.db_path):
+            return
+        check_index_path(self.db_path)
+        with contextlib.suppress(OSError), self._lock_file() as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return
+            try:
+                self._remove_stale_temp_files()
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def _discard_index(self, reason: str) -> None:
         """Throw away an unusable index file; the markdown is the source of truth and the next sync rebuilds."""
@@ -98,7 +149,7 @@ class MemoryIndex:
 
     def _remove_stale_temp_files(self) -> None:
         """Temp DBs of a reindex that was killed before its swap (only called while holding the sync lock)."""
-        for leftover in self.db_path.parent.glob(f"{self.db_path.name}.tmp-*"):
+        for leftover in stale_temp_files(self.db_path):
             with contextlib.suppress(OSError):
                 leftover.unlink()
 
@@ -122,30 +173,40 @@ class MemoryIndex:
         self.close()
 
     def discover(self) -> list[MemoryFile]:
-        return list_memory_files(self.settings.workspace, self.config.extra_paths)
+        """Memory files; names that cannot be indexed go to `discovery_skipped` (reported by the next sync)."""
+        self.discovery_skipped = []
+        return list_memory_files(self.settings.workspace, self.config.extra_paths, self.discovery_skipped)
 
     @property
     def sessions_enabled(self) -> bool:
         return SESSIONS_SOURCE in self.config.sources
 
     def discover_sessions(self) -> list[SessionFile] | None:
-        """Transcripts under `<state>/agents/<agent>/sessions` when the sessions source is on, else None."""
-        return list_session_files(self.settings.sessions_dir) if self.sessions_enabled else None
+        """Transcripts under `<state>/agents/<agent>/sessions` when the sessions source is on, else None.
+
+        Reset archives (`*.jsonl.reset.*`) only with `sync.sessions.includeResetArchives`."""
+        if not self.sessions_enabled:
+            return None
+        files = list_session_files(self.settings.sessions_dir, self.discovery_skipped)
+        if not self.config.sync.sessions.include_reset_archives:
+            files = [f for f in files if not f.archived]
+        return files
 
     # -- sync --------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def _process_lock(self) -> Iterator[None]:
         """One sync at a time across processes: an advisory lock on `{db}.lock`."""
+        check_index_path(self.db_path)  # before the .lock is created beside something that is not ours
         if fcntl is None:
             yield
             return
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(f"{self.db_path}.lock", "a+") as handle:
+        with self._lock_file() as handle:
             deadline = time.monotonic() + LOCK_WAIT_SECONDS
             while True:
                 try:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
                     if time.monotonic() > deadline:
@@ -154,7 +215,16 @@ class MemoryIndex:
             try:
                 yield
             finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def _lock_file(self) -> Iterator[int]:
+        """`{db}.lock`, opened without following a symlink."""
+        fd = os.open(f"{self.db_path}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
 
     def full_reindex_reason(self, store: Store | None = None) -> str | None:
         store = store or self.store
@@ -177,17 +247,27 @@ class MemoryIndex:
         Syncs write through their own connection, so searches on `self.store` keep reading the last
         committed state meanwhile. A corrupt index found on the way is discarded and rebuilt, once.
         """
+        if self.read_only:
+            raise IndexWriteError(f"cannot update the index: {self.db_path} is read-only (searching it as it is)")
+        try:
+            report = self._locked_sync(force, reason, progress, respect_session_deltas)
+        except (OSError, apsw.FullError, apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError) as err:
+            raise IndexWriteError(describe_os_error(err, "index not updated (what was indexed is kept)")) from None
+        if self.on_synced is not None:
+            self.on_synced(report)
+        return report
+
+    def _locked_sync(
+        self, force: bool, reason: str, progress: ProgressFn | None, respect_session_deltas: bool
+    ) -> SyncReport:
         with self._sync_lock, self._process_lock():
             self._remove_stale_temp_files()
             gate = self._session_gate if respect_session_deltas else None
             try:
-                report = self._sync_with_writer(force, reason, progress, gate)
+                return self._sync_with_writer(force, reason, progress, gate)
             except (apsw.CorruptError, apsw.NotADBError, StoreCorruptError) as err:
                 self._discard_index(f"index file is corrupt: {err}")
-                report = self._sync_with_writer(True, reason, progress, None)
-        if self.on_synced is not None:
-            self.on_synced(report)
-        return report
+                return self._sync_with_writer(True, reason, progress, None)
 
     def _open_writer(self) -> Store:
         try:
@@ -201,6 +281,7 @@ class MemoryIndex:
     ) -> SyncReport:
         writer = self._open_writer()
         try:
+            self._check_owner(writer)
             self._dirty_hint = False
             files = self.discover()
             sessions = self.discover_sessions()
@@ -214,9 +295,11 @@ class MemoryIndex:
                     writer, self._open_store, self.provider, self.config, files, progress, reason, sessions
                 )
                 report.full_reason = why
+            report.skipped[:0] = self.discovery_skipped
             self._mark_sessions_synced(writer, sessions)
             with writer.transaction():
                 writer.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
+                writer.write_meta_value(WORKSPACE_META_KEY, str(self.settings.workspace))
             self.last_sync = report
             return report
         finally:
@@ -288,6 +371,12 @@ class MemoryIndex:
                 debounce_ms=self.config.sync.watch_debounce_ms,
                 sessions_dir=self.settings.sessions_dir if self.sessions_enabled else None,
             ).start()
+
+    def request_sync(self, reason: str = "search") -> None:
+        """Ask for a sync on the background thread (started on first use, no watcher); never blocks."""
+        if self._scheduler is None:
+            self.start_background(watch=False)
+        self._scheduler.request(reason)
 
     def _background_sync(self, reason: str) -> SyncReport:
         return self.sync(reason=reason, respect_session_deltas=True)
@@ -413,20 +502,17 @@ class MemoryIndex:
             raise MdrecallError("from must be a line number >= 1")
         if lines is not None and lines < 1:
             raise MdrecallError("lines must be >= 1")
-        abs_path = resolve_memory_path(self.settings.workspace, rel_path, self.config.extra_paths)
+        if self.sessions_enabled and (rel_path or "").strip().startswith(SESSIONS_PREFIX):
+            abs_path = resolve_session_path(self.settings.sessions_dir, rel_path)
+        else:
+            abs_path = resolve_memory_path(self.settings.workspace, rel_path, self.config.extra_paths)
         try:
             raw = abs_path.read_bytes()
         except FileNotFoundError:
             raise MdrecallError(f"memory file not found: {rel_path}") from None
         except IsADirectoryError:
             raise PathRefusedError(f"path refused: {rel_path} is a directory") from None
-        text = raw.decode("utf-8", errors="replace")
-        if from_line is None and lines is None:
-            return {"path": rel_path.strip(), "text": text}
-        all_lines = text.split("\n")
-        start = (from_line or 1) - 1
-        end = len(all_lines) if lines is None else start + lines
-        return {"path": rel_path.strip(), "text": "\n".join(all_lines[start:end])}
+        return {"path": rel_path.strip(), "text": line_range_text(raw, from_line, lines)}
 
     # -- status ------------------------------------------------------------------------------------
 
@@ -442,6 +528,7 @@ class MemoryIndex:
             "provider": provider.id if provider else "none",
             "model": provider.model if provider else None,
             "requestedProvider": result.requested,
+            "providerReason": getattr(result, "reason", None),
             "searchMode": "hybrid" if provider else "fts-only",
             "files": sum(c["files"] for c in counts.values()),
             "chunks": sum(c["chunks"] for c in counts.values()),
@@ -509,7 +596,10 @@ class MemoryIndex:
         probe: dict[str, Any] = {}
         provider = self.provider
         if provider is None:
+            skipped = self.provider_result.requested == "none"  # keyword-only by choice is not a failure
             probe["embeddings"] = {"ok": False, "error": self.provider_result.unavailable_reason}
+            if skipped:
+                probe["embeddings"]["skipped"] = True
         else:
             started = time.perf_counter()
             try:
@@ -528,6 +618,8 @@ class MemoryIndex:
             probe["vector"] = {"ok": ok, "rows": store.vector_row_count()}
             if not ok:
                 probe["vector"]["error"] = store.vector.load_error or "sqlite-vec disabled"
+                if not store.vector.enabled:  # store.vector.enabled = false: numpy search by choice
+                    probe["vector"]["skipped"] = True
         except Exception as err:
             probe["vector"] = {"ok": False, "error": str(err)}
         return probe

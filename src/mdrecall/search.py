@@ -2,15 +2,13 @@
 
 The flow of `run_search`: keyword side (spec AND query; the expanded OR query when keyword-only) and vector
 side -> weighted or RRF merge -> temporal decay -> minScore (never silently empty) -> MMR or plain limit ->
-citations -> injection budget. The rules themselves are pure functions in `ranking.py`; the query builders
-here cut CJK text exactly as `fts_text.index_text` cuts the indexed text. `run_search` is the only function
-that touches the store or the provider.
+citations -> injection budget. The rules themselves are pure functions in `ranking.py`; the FTS query
+builders live in `fts_query.py` (re-exported here). `run_search` is the only function that touches the store
+or the provider.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +18,17 @@ import numpy as np
 
 from .config import QueryConfig
 from .embeddings.base import EmbeddingProvider
-from .fts_text import CJK_CLASSES, bigrams, char_class, index_text, query_words, script_runs
+from .fts_query import (  # noqa: F401  (re-exported: callers and tests import the builders from here)
+    _quote,
+    build_fts_query,
+    build_keyword_query,
+    expand_query_terms,
+    keyword_coverage,
+    split_on_stopwords,
+    strip_korean_particle,
+    word_terms,
+)
+from .fts_text import query_words
 from .ranking import (
     RRF_K,
     CitationsMode,
@@ -29,144 +37,19 @@ from .ranking import (
     citations_enabled,
     clamp_to_budget,
     decay_multiplier,
+    file_date,
     format_citation,
+    is_evergreen_path,
     mmr_order,
     rrf_fuse,
     rrf_rescale,
     to_epoch,
     word_set,
 )
-from .stopwords import CHINESE_CHARS, CHINESE_WORDS, KOREAN_AMBIGUOUS_PARTICLES, KOREAN_ENDINGS, KOREAN_PARTICLES
-from .stopwords import JAPANESE as JAPANESE_STOPWORDS
-from .stopwords import KOREAN as KOREAN_STOPWORDS
-from .stopwords import LATIN as LATIN_STOPWORDS
 from .store import SearchRow, Store
 
 MAX_CANDIDATES = 200
 SearchMode = Literal["hybrid", "keyword", "vector"]
-_HANGUL = "hangul"
-_HAN = "han"
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def has_cjk_han(text: str) -> bool:
-    return any(char_class(ch) == _HAN for ch in text)
-
-
-def strip_korean_particle(run: str) -> str:
-    """A Hangul word without its trailing ending and particle: 회의에서 -> 회의, 언제인가요 -> 언제.
-
-    Ambiguous particles (이, 가, 도...) are only stripped when two syllables remain.
-
-    Safe for recall: the stem's bigrams are a subset of the whole word's, which the index holds.
-    """
-    for ending in KOREAN_ENDINGS:
-        if run.endswith(ending) and len(run) > len(ending):
-            run = run[: -len(ending)]
-            break
-    for particle in KOREAN_PARTICLES:
-        if run.endswith(particle) and len(run) > len(particle):
-            stem = run[: -len(particle)]
-            if particle in KOREAN_AMBIGUOUS_PARTICLES and len(stem) < 2:
-                continue
-            return stem
-    return run
-
-
-def split_on_stopwords(run: str, stopwords: frozenset[str]) -> list[str]:
-    """Cut a CJK run on the stop words it contains, longest match first: 我们的项目 -> [项目]."""
-    longest = max((len(w) for w in stopwords), default=0)
-    pieces: list[str] = []
-    current = ""
-    i = 0
-    while i < len(run):
-        for size in range(min(longest, len(run) - i), 0, -1):
-            if run[i : i + size] in stopwords:
-                if current:
-                    pieces.append(current)
-                current = ""
-                i += size
-                break
-        else:
-            current += run[i]
-            i += 1
-    if current:
-        pieces.append(current)
-    return pieces
-
-
-_HAN_STOPWORDS = CHINESE_WORDS | CHINESE_CHARS | frozenset(w for w in JAPANESE_STOPWORDS if has_cjk_han(w))
-_KANA_STOPWORDS = frozenset(w for w in JAPANESE_STOPWORDS if not has_cjk_han(w))
-
-
-def _content_pieces(cls: str, run: str) -> list[str]:
-    """The parts of a CJK run left once stop words are cut out (Korean: the whole word or nothing)."""
-    if cls == _HANGUL:
-        return [] if run in KOREAN_STOPWORDS else [run]
-    if cls == _HAN:
-        return split_on_stopwords(run, _HAN_STOPWORDS)
-    return split_on_stopwords(run, _KANA_STOPWORDS)
-
-
-def word_terms(word: str, drop_stop_words: bool) -> list[str]:
-    """FTS terms for one query word, cut like `fts_text.index_text` cuts the indexed text.
-
-    Latin pieces stay whole; CJK runs become bigrams (one character stays itself); Korean words lose their
-    particle and ending; with `drop_stop_words`, stop words of every supported language are dropped.
-    """
-    terms: list[str] = []
-    runs = script_runs(word)
-    for position, (cls, run) in enumerate(runs):
-        if cls not in CJK_CLASSES:
-            if not (drop_stop_words and run.lower() in LATIN_STOPWORDS):
-                terms.append(run)
-            continue
-        if cls == _HANGUL and position == len(runs) - 1:
-            run = strip_korean_particle(run)
-        for piece in _content_pieces(cls, run) if drop_stop_words else [run]:
-            terms.extend(bigrams(piece))
-    return terms
-
-
-def _dedupe(terms: list[str]) -> list[str]:
-    return list(dict.fromkeys(terms))
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def build_fts_query(raw: str) -> str | None:
-    """FTS5 MATCH expression (the spec's, used on the hybrid keyword side): every term quoted, AND-joined.
-
-    Terms are NFKC-normalised words; CJK runs are cut into bigrams as the index is. Quoting every token
-    means no user input is ever parsed as FTS5 syntax (NEAR, OR, column filters, *). None if blank.
-    """
-    terms = _dedupe([t for word in query_words(raw) for t in word_terms(word, drop_stop_words=False)])
-    if not terms:
-        return None
-    return " AND ".join(_quote(t) for t in terms)
-
-
-def expand_query_terms(raw: str) -> list[str]:
-    """Keywords of a query for the keyword-only path: stop words dropped (all languages), CJK segmented.
-
-    A query made only of stop words keeps its words: searching for them beats returning nothing.
-    """
-    words = query_words(raw)
-    terms = _dedupe([t for word in words for t in word_terms(word, drop_stop_words=True)])
-    if not terms:
-        terms = _dedupe([t for word in words for t in word_terms(word, drop_stop_words=False)])
-    return terms
-
-
-def build_keyword_query(raw: str) -> str | None:
-    """The keyword-only FTS5 query: expanded keywords OR-joined, so bm25 ranks chunks by how many (and how
-    rare) keywords they hold instead of requiring all of them."""
-    terms = expand_query_terms(raw)
-    if not terms:
-        return None
-    return " OR ".join(_quote(t) for t in terms)
 
 
 def bm25_rank_to_score(rank: float) -> float:
@@ -321,6 +204,8 @@ class SearchResponse:
     mode: str  # "hybrid" | "keyword" | "vector" | "fts-only"
     notice: str | None = None
     relaxed: bool = False
+    backend: str = "builtin"  # the engine that served these results (see mdrecall.backends)
+    backend_fallback: dict[str, str] | None = None  # {"from": "qmd", "reason": ...} when the primary failed
 
 
 def _to_result(hit: Hit, snippet_max: int, mode: str, terms: Sequence[str] = ()) -> SearchResult:
@@ -353,28 +238,21 @@ def finish_results(results: list[SearchResult], with_citations: bool, budget: in
     return results[: len(snippets)]
 
 
+def _decays_by_mtime(path: str) -> bool:
+    return not is_evergreen_path(path) and file_date(path) is None
+
+
 def _session_mtimes(store: Store, hits: Sequence[Hit]) -> dict[str, int]:
-    """mtime (ms) of the session transcripts among the hits, read from the files table."""
-    paths = sorted({h.row.path for h in hits if h.row.source == "sessions"})
+    """mtime (ms), from the files table, of the hits that decay by mtime: session transcripts and undated
+    files outside memory/ (extra paths)."""
+    paths = sorted({h.row.path for h in hits if h.row.source == "sessions" or _decays_by_mtime(h.row.path)})
     if not paths:
         return {}
+    if hasattr(store, "session_mtimes"):  # a server-database store (backends/postgres) answers in its own SQL
+        return store.session_mtimes(paths)
     marks = ",".join("?" * len(paths))
-    rows = store.conn.execute(f"SELECT path, mtime FROM files WHERE source = 'sessions' AND path IN ({marks})", paths)
+    rows = store.conn.execute(f"SELECT path, mtime FROM files WHERE path IN ({marks})", paths)
     return {str(r[0]): int(r[1]) for r in rows}
-
-
-def _fold(term: str) -> str:
-    """Case and accents folded like FTS5's unicode61 tokenizer folds them."""
-    decomposed = unicodedata.normalize("NFKD", term.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def keyword_coverage(terms: Sequence[str], text: str) -> float:
-    """Share of the query's keywords present in a chunk (its indexed form), in [0, 1]."""
-    if not terms:
-        return 1.0
-    tokens = {_fold(token) for token in _WORD.findall(index_text(text))}
-    return sum(1 for term in terms if _fold(term) in tokens) / len(terms)
 
 
 def _keyword_rows(

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .chunking import hash_text
+from .redact import redact
 
 logger = logging.getLogger(__name__)
 
@@ -143,87 +144,6 @@ def map_lines(doc: SessionDocument, start_line: int, end_line: int) -> tuple[int
     return doc.line_map[lo - 1], doc.line_map[hi - 1]
 
 
-# -- redaction ---------------------------------------------------------------------------------------
-
-REDACTED = "[REDACTED]"
-_ELLIPSIS = "\u2026"
-_NOT_AFTER_ALNUM = r"(?<![A-Za-z0-9])"
-
-# (kept prefix, body): the vendor prefix stays visible ("sk-…[REDACTED]") so a reader knows what was there.
-_VENDOR_TOKENS: tuple[tuple[str, str], ...] = (
-    (r"sk-ant-", r"[A-Za-z0-9_\-]{16,}"),
-    (r"sk-(?:proj-|svcacct-|admin-)?", r"[A-Za-z0-9_\-]{16,}"),
-    (r"(?:sk|rk)_(?:live|test)_", r"[A-Za-z0-9]{16,}"),
-    (r"AIza", r"[A-Za-z0-9_\-]{30,}"),
-    (r"github_pat_", r"[A-Za-z0-9_]{20,}"),
-    (r"gh[pousr]_", r"[A-Za-z0-9]{20,}"),
-    (r"glpat-", r"[A-Za-z0-9_\-]{20,}"),
-    (r"xox[baprs]-", r"[A-Za-z0-9\-]{10,}"),
-    (r"xapp-", r"[A-Za-z0-9\-]{10,}"),
-    (r"(?:AKIA|ASIA)", r"[A-Z0-9]{16,}"),
-    (r"hf_", r"[A-Za-z0-9]{30,}"),
-    (r"gsk_", r"[A-Za-z0-9]{20,}"),
-    (r"pplx-", r"[A-Za-z0-9]{20,}"),
-    (r"npm_", r"[A-Za-z0-9]{30,}"),
-    (r"eyJ", r"[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),  # JWT
-)
-_VENDOR_RE = re.compile(
-    _NOT_AFTER_ALNUM
-    + "(?:"
-    + "|".join(f"(?P<p{i}>{prefix}){body}" for i, (prefix, body) in enumerate(_VENDOR_TOKENS))
-    + ")"
-)
-# A value that is already a masked vendor token is left alone by the generic rules (keeps "sk-…" visible).
-_MASKED_VENDOR = "(?:" + "|".join(prefix for prefix, _ in _VENDOR_TOKENS) + ")" + _ELLIPSIS + re.escape(REDACTED)
-
-# The body may not run into another BEGIN: keeps many unterminated headers linear instead of quadratic.
-_PEM_BLOCK_RE = re.compile(
-    r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?:(?!-----BEGIN ).)*?(-----END [A-Z0-9 ]*PRIVATE KEY-----)", re.DOTALL
-)
-_PEM_OPEN_RE = re.compile(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?!\[REDACTED\])[A-Za-z0-9+/=\s]+")
-_URL_CREDENTIALS_RE = re.compile(r"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:)([^\s/?#]+)(@)")
-_VALUE = rf"(?![\"']?{_MASKED_VENDOR})(\"[^\"]+\"|'[^']+'|[^\s\"'&<>()\[\]{{}}]+)"
-_AUTH_HEADER_RE = re.compile(rf"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|bot)\s+){_VALUE}")
-_BEARER_RE = re.compile(rf"(?i){_NOT_AFTER_ALNUM}(bearer\s+)(?!{_MASKED_VENDOR})([A-Za-z0-9._~+/\-]{{16,}}=*)")
-# Names that are unmistakably credentials: `name: value` and `name=value` both count.
-_STRONG_NAMES = (
-    r"api[_\-]?key|apikey|access[_\-]?key|secret[_\-]?key|private[_\-]?key|client[_\-]?secret"
-    r"|(?:access|refresh|auth|id|session|bearer)[_\-]?token|password|passwd|passphrase"
-)
-# Names common in prose ("the token: …"): only `name=value`, `--name value` or a quoted `"name": "value"`.
-_WEAK_NAMES = r"token|secret|pwd|credentials?"
-_STRONG_RE = re.compile(rf"(?i)({_NOT_AFTER_ALNUM}(?:{_STRONG_NAMES})[\"']?\s*[:=]\s*){_VALUE}")
-_WEAK_RE = re.compile(rf"(?i)({_NOT_AFTER_ALNUM}(?:{_WEAK_NAMES})(?:[\"']\s*[:=]|\s*=)\s*){_VALUE}")
-_FLAG_RE = re.compile(rf"(?i)((?<![\w\-])--(?:api[_\-]?key|token|secret|password|passwd)\s+){_VALUE}")
-
-
-def _mask_vendor(match: re.Match[str]) -> str:
-    prefix = next(value for name, value in match.groupdict().items() if value is not None and name.startswith("p"))
-    return f"{prefix}{_ELLIPSIS}{REDACTED}"
-
-
-def _mask_value(match: re.Match[str]) -> str:
-    """Keep the `name=` part and any quotes; replace the value."""
-    value = match.group(2)
-    quote = value[0] if value[0] in "\"'" and len(value) > 1 and value[-1] == value[0] else ""
-    return f"{match.group(1)}{quote}{REDACTED}{quote}"
-
-
-def redact(text: str) -> str:
-    """Mask API keys, tokens, bearer credentials, URL passwords and private keys in text.
-
-    Vendor tokens keep their prefix (`sk-…[REDACTED]`), `name=value` pairs keep the name, URL credentials keep
-    the user (`scheme://user:***@host`). Idempotent: redacting twice changes nothing more.
-    """
-    text = _PEM_BLOCK_RE.sub(rf"\1{REDACTED}\2", text)
-    text = _PEM_OPEN_RE.sub(rf"\1{REDACTED}", text)
-    text = _VENDOR_RE.sub(_mask_vendor, text)
-    text = _URL_CREDENTIALS_RE.sub(r"\1***\3", text)
-    for pattern in (_AUTH_HEADER_RE, _STRONG_RE, _WEAK_RE, _FLAG_RE):
-        text = pattern.sub(_mask_value, text)
-    return _BEARER_RE.sub(rf"\1{REDACTED}", text)
-
-
 # -- discovery ---------------------------------------------------------------------------------------
 
 
@@ -247,8 +167,13 @@ def is_session_name(name: str) -> bool:
     return name.endswith(".jsonl") or is_archived_session_name(name)
 
 
-def list_session_files(sessions_dir: str | os.PathLike[str]) -> list[SessionFile]:
-    """Transcripts directly in sessions_dir (live and archived), sorted by path; symlinks skipped."""
+def list_session_files(
+    sessions_dir: str | os.PathLike[str], skipped: list[tuple[str, str]] | None = None
+) -> list[SessionFile]:
+    """Transcripts directly in sessions_dir (live and archived), sorted by path; symlinks skipped.
+
+    Names that are not valid UTF-8 cannot be stored or cited: they are reported in `skipped`, escaped.
+    """
     root = Path(sessions_dir)
     try:
         entries = list(os.scandir(root))
@@ -257,6 +182,13 @@ def list_session_files(sessions_dir: str | os.PathLike[str]) -> list[SessionFile
     files: list[SessionFile] = []
     for entry in entries:
         if not is_session_name(entry.name):
+            continue
+        try:
+            entry.name.encode("utf-8")
+        except UnicodeEncodeError:
+            if skipped is not None:
+                shown = os.fsencode(entry.name).decode("utf-8", "backslashreplace")
+                skipped.append((SESSIONS_PREFIX + shown, "file name is not valid UTF-8: skipped (rename it)"))
             continue
         try:
             st = entry.stat(follow_symlinks=False)
@@ -275,6 +207,20 @@ def list_session_files(sessions_dir: str | os.PathLike[str]) -> list[SessionFile
         )
     files.sort(key=lambda f: f.path)
     return files
+
+
+def resolve_session_path(sessions_dir: str | os.PathLike[str], rel_path: str) -> Path:
+    """`sessions/<name>` (as search cites it) to the transcript file, or PathRefusedError saying why."""
+    from .errors import PathRefusedError
+
+    raw = (rel_path or "").strip()
+    name = raw[len(SESSIONS_PREFIX) :]
+    if not name or "/" in name or "\0" in name or name in (".", "..") or not is_session_name(name):
+        raise PathRefusedError(f"path refused: {raw} is not a session transcript (sessions/<id>.jsonl)")
+    path = Path(sessions_dir) / name
+    if path.is_symlink():
+        raise PathRefusedError(f"path refused: symlinks are not followed: {raw}")
+    return path
 
 
 # -- delta tracking ----------------------------------------------------------------------------------

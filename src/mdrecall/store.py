@@ -19,6 +19,7 @@ import apsw
 import numpy as np
 
 from .fts_text import index_text
+from .index_identity import APPLICATION_ID, check_index_path, remove_own_db_files
 
 META_KEY = "memory_index_meta_v1"
 SCHEMA_VERSION = 1
@@ -167,21 +168,28 @@ def _sqlite_vec_path(extension_path: str | None) -> str:
 class Store:
     """A connection to one index file with the schema in place."""
 
-    def __init__(self, path: Path, vector_enabled: bool = True, extension_path: str | None = None) -> None:
+    def __init__(
+        self, path: Path, vector_enabled: bool = True, extension_path: str | None = None, read_only: bool = False
+    ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        check_index_path(self.path)  # never open (and so never write) a file mdrecall did not create
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.conn = apsw.Connection(str(self.path))
+            self.conn = _connect(self.path, read_only)
         except apsw.Error as err:
             raise StoreCorruptError(f"cannot open index file: {err}") from err
         try:
             self.conn.set_busy_timeout(30_000)
             self._check_schema_version()
             self._check_columns()
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.execute(SCHEMA)
-            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            if not read_only:
+                self._claim()
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+                self.conn.execute(SCHEMA)
+                self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except (apsw.CorruptError, apsw.NotADBError, apsw.SQLError) as err:
             self.close()
             raise StoreCorruptError(f"index file is corrupt: {err}") from err
@@ -192,6 +200,11 @@ class Store:
         self.vector = self._load_vector_extension(vector_enabled, extension_path)
         if self.vector.available:
             self.vector.dims = self._vec_table_dims()
+
+    def _claim(self) -> None:
+        """Mark the file as mdrecall's (in the header, before WAL mode, so even a truncated file keeps it)."""
+        if self.conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
     def _check_schema_version(self) -> None:
         """Refuse files written by an unknown schema version (the caller rebuilds them from markdown)."""
@@ -558,8 +571,16 @@ class Store:
         ]
 
 
+def _connect(path: Path, read_only: bool) -> apsw.Connection:
+    """Read-write, or read-only and immutable (a read-only state directory cannot hold WAL/-shm files)."""
+    if not read_only:
+        return apsw.Connection(str(path))
+    from urllib.parse import quote
+
+    uri = f"file:{quote(os.fsencode(path).decode('utf-8', 'surrogateescape'))}?mode=ro&immutable=1"
+    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+
+
 def remove_db_files(path: Path) -> None:
-    """Delete an index file with its WAL and shared-memory companions."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(f"{path}{suffix}")
+    """Delete an index file with its WAL and shared-memory companions, only if it is mdrecall's own."""
+    remove_own_db_files(path)

@@ -26,16 +26,17 @@ from .config import MemoryConfig
 from .embeddings.base import EmbeddingProvider
 from .errors import EmbeddingError
 from .fts_text import FTS_TEXT_VERSION
+from .redact import REDACTION_VERSION, redact
 from .sessions import SessionFile, map_lines, read_transcript
 from .store import ChunkRow, FileRow, Store, remove_db_files
-from .workspace import MemoryFile
+from .workspace import MemoryFile, decode_text, has_text_bom
 
 ProgressFn = Callable[[int, int, str], None]
 FTS_ONLY_MODEL = "fts-only"
 MEMORY_SOURCE = "memory"
 SESSIONS_SOURCE = "sessions"
 EMBED_WINDOW_CHUNKS = 256
-MAX_FILE_BYTES = 20_000_000
+MAX_FILE_BYTES = 10_000_000  # default of the `maxFileBytes` setting
 BINARY_SNIFF_BYTES = 8192
 SKIPPED_HASH_PREFIX = "skipped:"
 
@@ -94,6 +95,8 @@ def expected_meta(provider: EmbeddingProvider | None, config: MemoryConfig) -> d
         "chunkOverlap": config.chunking.overlap,
         "vectorDims": provider.dims if provider is not None else None,
         "ftsText": FTS_TEXT_VERSION,
+        # memory files redacted or not, and the rules' version: a change rebuilds (and so purges) the index
+        "redaction": f"v{REDACTION_VERSION}" + ("" if config.redact_memory else "-sessions-only"),
     }
 
 
@@ -108,6 +111,7 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
         ("chunkTokens", "chunk tokens"),
         ("chunkOverlap", "chunk overlap"),
         ("ftsText", "keyword index format"),
+        ("redaction", "secret redaction"),
     ):
         if stored.get(key) != expected.get(key):
             return f"{label} changed ({stored.get(key)!r} -> {expected.get(key)!r})"
@@ -117,18 +121,16 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
 
 
 def decode_markdown(raw: bytes) -> tuple[str, bool]:
-    """File bytes decoded as UTF-8, undecodable bytes replaced; the flag says whether any were."""
-    try:
-        return raw.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return raw.decode("utf-8", errors="replace"), True
+    """File bytes decoded (UTF-8, or UTF-16/32 with a BOM), undecodable bytes replaced; the flag says if any were."""
+    return decode_text(raw)
 
 
-def skip_reason(size: int, head: bytes) -> str | None:
+def skip_reason(size: int, head: bytes, limit: int | None = None) -> str | None:
     """Why a file is not indexed at all (recorded so it is not retried until it changes), or None."""
-    if size > MAX_FILE_BYTES:
-        return f"too large to index ({size / 1e6:.1f} MB > {MAX_FILE_BYTES / 1e6:.0f} MB limit)"
-    if b"\0" in head[:BINARY_SNIFF_BYTES]:
+    limit = MAX_FILE_BYTES if limit is None else limit
+    if size > limit:
+        return f"too large to index ({size / 1e6:.1f} MB > {limit / 1e6:g} MB limit, setting maxFileBytes)"
+    if b"\0" in head[:BINARY_SNIFF_BYTES] and not has_text_bom(head):
         return "binary content (NUL bytes), not markdown"
     return None
 
@@ -219,12 +221,12 @@ def _read_changed(
             report.files_unchanged += 1
             continue
         try:
-            reason = skip_reason(file.size, b"")
+            reason = skip_reason(file.size, b"", config.max_file_bytes)
             raw = b"" if reason else file.abs_path.read_bytes()
         except OSError as err:
             report.skipped.append((file.path, f"unreadable: {err.strerror or err}"))
             continue
-        reason = reason or skip_reason(len(raw), raw)
+        reason = reason or skip_reason(len(raw), raw, config.max_file_bytes)
         if reason:
             _record_skipped(store, file, reason)
             report.skipped.append((file.path, reason))
@@ -232,6 +234,8 @@ def _read_changed(
         text, replaced = decode_markdown(raw)
         if replaced:
             report.skipped.append((file.path, "not valid UTF-8: undecodable bytes replaced (indexed anyway)"))
+        if config.redact_memory:
+            text = redact(text)  # secrets never reach chunks, FTS, vectors or the cache; the file is untouched
         file_hash = hash_text(text)
         if row is not None and row.hash == file_hash:
             with store.transaction():

@@ -13,10 +13,75 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import PathRefusedError
+from .errors import ConfigError, PathRefusedError
 
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"
+# Extra paths that would walk pseudo-filesystems or the whole machine.
+SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
+Skipped = list[tuple[str, str]]
+
+
+def escaped(name: str | os.PathLike[str]) -> str:
+    """A file name as printable text: undecodable bytes shown as \\xNN (for warnings, never for opening)."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def is_storable_name(name: str) -> bool:
+    """Can this name be stored and cited as text? (False for names whose bytes are not valid UTF-8.)"""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def decode_text(raw: bytes) -> tuple[str, bool]:
+    """File bytes as text: a UTF-8/UTF-16/UTF-32 BOM is honoured, else UTF-8 with undecodable bytes replaced.
+
+    The flag says whether any bytes were replaced.
+    """
+    for bom, codec in (
+        (b"\xff\xfe\x00\x00", "utf-32-le"),
+        (b"\x00\x00\xfe\xff", "utf-32-be"),
+        (b"\xef\xbb\xbf", "utf-8"),
+        (b"\xff\xfe", "utf-16-le"),
+        (b"\xfe\xff", "utf-16-be"),
+    ):
+        if raw.startswith(bom):
+            body = raw[len(bom) :]
+            try:
+                return body.decode(codec), False
+            except UnicodeDecodeError:
+                return body.decode(codec, errors="replace"), True
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace"), True
+
+
+def has_text_bom(raw: bytes) -> bool:
+    """UTF-16/32 text has NUL bytes; its BOM tells it apart from binary content."""
+    return raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"))
+
+
+def line_range_text(raw: bytes, from_line: int | None = None, lines: int | None = None) -> str:
+    """The file as written (decoded), or `lines` lines from 1-based `from_line`, numbered as the index does."""
+    text, _ = decode_text(raw)
+    if from_line is None and lines is None:
+        return text
+    all_lines = split_lines(text)
+    start = (from_line or 1) - 1
+    end = len(all_lines) if lines is None else start + lines
+    return "\n".join(all_lines[start:end])
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as the index numbers them: \\r\\n, \\r and \\n all end a line; a final newline adds no line."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 @dataclass(frozen=True)
@@ -33,17 +98,11 @@ def _is_markdown(name: str) -> bool:
     return name.lower().endswith(".md")
 
 
-def _regular_file_stat(path: Path) -> os.stat_result | None:
-    """lstat of a regular, non-symlink file, else None."""
-    try:
-        st = path.lstat()
-    except OSError:
-        return None
-    return st if stat.S_ISREG(st.st_mode) else None
+def _walk_markdown(root: Path, skipped: Skipped | None = None) -> list[Path]:
+    """All .md regular files under root, never descending into symlinked directories.
 
-
-def _walk_markdown(root: Path) -> list[Path]:
-    """All .md regular files under root, never descending into symlinked directories."""
+    Unreadable directories are reported in `skipped` (escaped), never fatal.
+    """
     found: list[Path] = []
     try:
         root_st = root.lstat()
@@ -51,7 +110,12 @@ def _walk_markdown(root: Path) -> list[Path]:
         return found
     if not stat.S_ISDIR(root_st.st_mode):
         return found
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+
+    def on_error(err: OSError) -> None:
+        if skipped is not None and err.filename:
+            skipped.append((escaped(err.filename), f"directory not readable: {err.strerror or err}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=on_error):
         base = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if not (base / d).is_symlink())
         found.extend(base / name for name in sorted(filenames) if _is_markdown(name))
@@ -63,15 +127,31 @@ def display_path(abs_path: Path, workspace: Path) -> str:
     return Path(os.path.relpath(abs_path, workspace)).as_posix()
 
 
-def _candidate_paths(workspace: Path, extra_paths: list[str]) -> list[Path]:
+def check_extra_path(workspace: Path, extra: str) -> Path:
+    """The resolved extra path, or ConfigError when it covers / or a pseudo-filesystem (/proc, /sys, /dev)."""
+    target = resolve_extra_path(workspace, extra)
+    for candidate in {target, Path(os.path.realpath(target))}:
+        text = candidate.as_posix()
+        covers_system = any(
+            text == root or text.startswith(root + "/") or root.startswith(text.rstrip("/") + "/")
+            for root in SYSTEM_ROOTS
+        )
+        if candidate == Path(candidate.anchor) or covers_system:
+            raise ConfigError(
+                f"extraPaths entry {extra!r} refused: it covers {text} (the file system root or /proc, /sys, /dev)"
+            )
+    return target
+
+
+def _candidate_paths(workspace: Path, extra_paths: list[str], skipped: Skipped | None = None) -> list[Path]:
     candidates = [workspace / name for name in ROOT_MEMORY_FILES]
-    candidates.extend(_walk_markdown(workspace / MEMORY_DIR))
+    candidates.extend(_walk_markdown(workspace / MEMORY_DIR, skipped))
     for extra in extra_paths:
-        target = resolve_extra_path(workspace, extra)
+        target = check_extra_path(workspace, extra)
         if target.is_symlink():
             continue
         if target.is_dir():
-            candidates.extend(_walk_markdown(target))
+            candidates.extend(_walk_markdown(target, skipped))
         elif _is_markdown(target.name):
             candidates.append(target)
     return candidates
@@ -84,13 +164,34 @@ def resolve_extra_path(workspace: Path, extra: str) -> Path:
     return Path(os.path.normpath(joined))
 
 
-def list_memory_files(workspace: Path, extra_paths: list[str] | None = None) -> list[MemoryFile]:
-    """Discover the memory files of a workspace, sorted by path, symlinks skipped, realpath-deduplicated."""
+def list_memory_files(
+    workspace: Path, extra_paths: list[str] | None = None, skipped: Skipped | None = None
+) -> list[MemoryFile]:
+    """Discover the memory files of a workspace, sorted by path, symlinks skipped, realpath-deduplicated.
+
+    Files whose names cannot be stored as text (bytes that are not UTF-8) or that cannot be inspected
+    (path too long) are left out and reported in `skipped` with an escaped name, so one odd file never
+    breaks a sync or a search.
+    """
     seen: set[str] = set()
     files: list[MemoryFile] = []
-    for candidate in _candidate_paths(workspace, extra_paths or []):
-        st = _regular_file_stat(candidate)
-        if st is None or not _is_markdown(candidate.name):
+    for candidate in _candidate_paths(workspace, extra_paths or [], skipped):
+        if not _is_markdown(candidate.name):
+            continue
+        rel = display_path(candidate, workspace)
+        if not is_storable_name(rel):
+            if skipped is not None:
+                skipped.append((escaped(rel), "file name is not valid UTF-8: skipped (rename the file to index it)"))
+            continue
+        try:
+            st = candidate.lstat()
+        except FileNotFoundError:
+            continue
+        except OSError as err:
+            if skipped is not None:
+                skipped.append((escaped(rel), f"skipped: {err.strerror or err}"))
+            continue
+        if not stat.S_ISREG(st.st_mode):
             continue
         real = os.path.realpath(candidate)
         if real in seen:
@@ -98,7 +199,7 @@ def list_memory_files(workspace: Path, extra_paths: list[str] | None = None) -> 
         seen.add(real)
         files.append(
             MemoryFile(
-                path=display_path(candidate, workspace),
+                path=rel,
                 abs_path=candidate,
                 mtime_ms=int(st.st_mtime_ns // 1_000_000),
                 size=st.st_size,
@@ -147,9 +248,10 @@ def resolve_memory_path(workspace: Path, rel_path: str, extra_paths: list[str] |
     """Map a path an agent asked for onto a memory file, or raise PathRefusedError saying why.
 
     Accepted: workspace-relative POSIX paths to `.md` files that are memory files (including the `../`
-    paths that search results give for extra paths outside the workspace). Refused: empty, absolute,
-    backslash, NUL or percent-encoded paths, anything outside the memory locations, symlinks anywhere on
-    the way, and non-markdown files.
+    paths that search results give for extra paths outside the workspace). `%` and `\\` are ordinary
+    characters of a file name on POSIX (never decoded, never separators), so every path search cites can
+    be opened. Refused: empty, absolute or NUL paths, anything outside the memory locations, symlinks
+    anywhere on the way, and non-markdown files.
     """
     extras = extra_paths or []
     raw = (rel_path or "").strip()
@@ -157,10 +259,8 @@ def resolve_memory_path(workspace: Path, rel_path: str, extra_paths: list[str] |
         raise PathRefusedError("path is required (e.g. MEMORY.md or memory/2026-01-31.md)")
     if "\0" in raw:
         raise PathRefusedError("path refused: contains a NUL byte")
-    if "\\" in raw:
+    if "\\" in raw and os.sep == "\\":
         raise PathRefusedError(f"path refused: use '/' separators, not '\\': {raw}")
-    if "%" in raw:
-        raise PathRefusedError(f"path refused: percent-encoded paths are not accepted: {raw}")
     if raw.startswith("/") or raw.startswith("~") or (len(raw) > 1 and raw[1] == ":"):
         raise PathRefusedError(f"path refused: give a path relative to the workspace, not an absolute one: {raw}")
     normalized = posixpath.normpath(raw)

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import EmbeddingError
-from .remote import EmbeddingHttp, Redactor, RemoteHttpError, run_concurrently
+from .http import EmbeddingHttp, Redactor, RemoteHttpError, run_concurrently
 
 logger = logging.getLogger("mdrecall.embeddings")
 

@@ -487,9 +487,7 @@ class SentenceTransformersProvider(_ExtraProvider):
 
     runtime: Runtime = "sentence-transformers"
 
-    def __init__(
-        self, model: str, identity: str, batch_size: int, target: str, cache_dir: str | None
-    ) -> None:
+    def __init__(self, model: str, identity: str, batch_size: int, target: str, cache_dir: str | None) -> None:
         super().__init__(model, identity, batch_size)
         self._target = target
         self._cache_dir = cache_dir
@@ -512,9 +510,7 @@ class SentenceTransformersProvider(_ExtraProvider):
         self._dims = int(dim) if dim else None
 
     def _encode(self, texts: list[str]) -> Any:
-        return self._engine.encode(
-            texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
-        )
+        return self._engine.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
 
 
 def _import_attr(module: str, attr: str, hint: str) -> Any:

@@ -1,0 +1,6 @@
+"""Memory backends behind one protocol: builtin SQLite, the qmd sidecar (with builtin fallback), and more."""
+
+from .base import MemoryBackend
+from .factory import BACKENDS, backend_name, open_backend
+
+__all__ = ["BACKENDS", "MemoryBackend", "backend_name", "open_backend"]

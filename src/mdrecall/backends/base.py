@@ -1,0 +1,90 @@
+"""The backend seam: what the CLI, the agent tools and the MCP server may ask of a memory backend.
+
+A backend answers `sync`, `search`, `read_file`, `status` and `close` (plus the small freshness helpers the
+callers use). Three implementations sit behind it:
+
+- builtin: `mdrecall.manager.MemoryIndex` (SQLite + FTS5 + sqlite-vec), the default;
+- qmd: `mdrecall.backends.qmd.QmdBackend` (the qmd CLI as a sidecar), always wrapped in
+  `mdrecall.backends.fallback.FallbackBackend` so the builtin index answers when qmd cannot;
+- a server database (Postgres) registers itself in `mdrecall.backends.factory.BACKENDS`.
+
+Ranking helpers (`mdrecall.ranking`, `mdrecall.search.finish_results`) are pure functions every backend
+may reuse, so results look and clamp the same whichever engine served them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..config import MemoryConfig, Settings
+    from ..search import SearchMode, SearchResponse
+    from ..sync import ProgressFn, SyncReport
+
+
+@runtime_checkable
+class MemoryBackend(Protocol):
+    """One agent's memory: the markdown stays the source of truth, the backend holds a derived index."""
+
+    settings: Settings
+    config: MemoryConfig
+    on_synced: Callable[[SyncReport], None] | None
+
+    @property
+    def read_only(self) -> bool:
+        """True when the index may be searched but not written (callers then skip syncing)."""
+        ...
+
+    def sync(
+        self,
+        force: bool = False,
+        reason: str = "manual",
+        progress: ProgressFn | None = None,
+        respect_session_deltas: bool = False,
+    ) -> SyncReport:
+        """Bring the index up to date with the files (a full rebuild when `force`)."""
+        ...
+
+    def is_dirty(self) -> bool:
+        """True when a file changed since the last sync (callers then sync before answering)."""
+        ...
+
+    def ensure_fresh(self, progress: ProgressFn | None = None) -> SyncReport | None:
+        """Sync when dirty; None when nothing had to be done."""
+        ...
+
+    def search(
+        self,
+        query: str,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        mode: SearchMode = "hybrid",
+        *,
+        citations: str = "off",
+        session_key: str | None = None,
+    ) -> SearchResponse:
+        """Ranked snippets; `response.backend` names the engine that served them."""
+        ...
+
+    def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:
+        """Text of one file the backend may serve (raises PathRefusedError for anything else)."""
+        ...
+
+    def status(self, deep: bool = False) -> dict[str, Any]:
+        """The spec's MemoryProviderStatus: `backend` plus the backend's own details."""
+        ...
+
+    def start_background(self, watch: bool | None = None) -> None: ...
+
+    def stop_background(self) -> None: ...
+
+    def wait_idle(self, timeout: float | None = None) -> bool: ...
+
+    def warm_session(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> MemoryBackend: ...
+
+    def __exit__(self, *exc: object) -> None: ...

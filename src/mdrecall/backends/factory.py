@@ -1,0 +1,43 @@
+"""Pick the backend named by the config (`backend = "builtin" | "qmd"`, more registered in BACKENDS)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..embeddings.factory import ProviderResult
+    from .base import MemoryBackend
+
+# name -> "module:callable(settings, provider_result) -> MemoryBackend"; imported lazily so an optional
+# backend's dependencies (qmd needs nothing, a server database needs its driver) load only when chosen.
+BACKENDS: dict[str, str] = {
+    "builtin": "mdrecall.backends.builtin:open_builtin",
+    "qmd": "mdrecall.backends.qmd:open_qmd",
+    "postgres": "mdrecall.backends.postgres:open_postgres",
+}
+
+
+def backend_name(settings: Settings) -> str:
+    name = str(getattr(settings.config, "backend", "builtin") or "builtin")
+    store = getattr(settings.config, "store", None)
+    if name == "builtin" and getattr(store, "driver", "sqlite") == "postgres":
+        return "postgres"  # `store.driver = "postgres"` (or `store.backend`) names the team backend too
+    return name
+
+
+def _opener(name: str) -> Callable[..., Any]:
+    target = BACKENDS.get(name)
+    if target is None:
+        raise ConfigError(f"unknown memory backend {name!r}; use one of: {', '.join(sorted(BACKENDS))}")
+    module_name, attr = target.split(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def open_backend(settings: Settings, provider_result: ProviderResult | None = None) -> MemoryBackend:
+    """The backend for these settings; callers use only the `MemoryBackend` protocol on it."""
+    return _opener(backend_name(settings))(settings, provider_result)

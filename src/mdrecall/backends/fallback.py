@@ -1,0 +1,188 @@
+"""`FallbackBackend`: a primary engine (qmd) in front of the builtin index, which answers whenever it cannot.
+
+The builtin index is kept in sync too, so a fallback answer is as fresh as the markdown. Every answer says
+which engine served it (`response.backend`) and, after a failure, why (`response.backend_fallback`); the
+next search tries the primary again, so a recovered sidecar serves again without a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PathRefusedError
+
+if TYPE_CHECKING:
+    from ..manager import MemoryIndex
+    from ..search import SearchMode, SearchResponse
+    from ..sync import ProgressFn, SyncReport
+    from .qmd import QmdBackend
+
+logger = logging.getLogger(__name__)
+
+
+class FallbackBackend:
+    """The `MemoryBackend` protocol over qmd (primary) and the builtin index (fallback)."""
+
+    def __init__(self, primary: QmdBackend, fallback: MemoryIndex) -> None:
+        self.primary = primary
+        self.fallback = fallback
+        self.settings = fallback.settings
+        self.config = fallback.config
+        self.on_synced: Callable[[SyncReport], None] | None = None
+        self.last_served = "none"
+        self.last_fallback: dict[str, Any] | None = None
+        self._timer: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._explicit_sync = False
+        fallback.on_synced = self._builtin_synced  # background (watch/interval) syncs update qmd too
+
+    def _builtin_synced(self, report: SyncReport) -> None:
+        if not self._explicit_sync:
+            changed = bool(report.files_indexed or report.files_deleted or report.full_reindex)
+            self.primary.refresh(changed=changed)
+        if self.on_synced is not None:
+            self.on_synced(report)
+
+    # -- what only the builtin side has (the CLI prints the embedding model of `index`) ------------------
+
+    @property
+    def provider(self) -> Any:
+        return self.fallback.provider
+
+    @property
+    def provider_result(self) -> Any:
+        return self.fallback.provider_result
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.fallback.read_only)
+
+    @property
+    def db_path(self) -> Any:
+        return self.fallback.db_path
+
+    # -- sync --------------------------------------------------------------------------------------
+
+    def sync(
+        self,
+        force: bool = False,
+        reason: str = "manual",
+        progress: ProgressFn | None = None,
+        respect_session_deltas: bool = False,
+    ) -> SyncReport:
+        """Sync the builtin index, then `qmd update` (+ `qmd embed` when due); a qmd failure is recorded, not raised."""
+        self._explicit_sync = True
+        try:
+            report = self.fallback.sync(force, reason, progress, respect_session_deltas)
+        finally:
+            self._explicit_sync = False
+        self.primary.refresh(force=True, wait_embed=True)  # `mdrecall index`: the user waits for embed too
+        return report
+
+    def is_dirty(self) -> bool:
+        return self.fallback.is_dirty()
+
+    def ensure_fresh(self, progress: ProgressFn | None = None) -> SyncReport | None:
+        """Builtin sync when dirty; qmd on boot, after changes (debounced) and every update.interval."""
+        report = self.fallback.ensure_fresh(progress)  # a sync here reaches qmd through _builtin_synced
+        if report is None:
+            self.primary.refresh()
+        return report
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        mode: SearchMode = "hybrid",
+        *,
+        citations: str = "off",
+        session_key: str | None = None,
+    ) -> SearchResponse:
+        from .qmd import QmdError
+
+        try:
+            response = self.primary.search(query, max_results, min_score, citations=citations, session_key=session_key)
+        except Exception as err:  # whatever broke in the sidecar path, the builtin index answers
+            reason = str(err) if isinstance(err, QmdError) else f"qmd backend error: {type(err).__name__}: {err}"
+            logger.warning("qmd search failed, the builtin index answers: %s", reason)
+            response = self.fallback.search(
+                query, max_results, min_score, mode, citations=citations, session_key=session_key
+            )
+            response.backend = "builtin"
+            response.backend_fallback = {"from": "qmd", "reason": reason}
+            self.last_fallback = {"from": "qmd", "reason": reason, "at": int(time.time() * 1000)}
+        self.last_served = response.backend
+        if response.backend == "qmd":
+            self.last_fallback = None
+        return response
+
+    def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:
+        """`qmd/<collection>/<path>` from that collection's root; anything else by the builtin rules."""
+        if self.primary.owns_path(rel_path):
+            return self.primary.read_file(rel_path, from_line, lines)
+        try:
+            return self.fallback.read_file(rel_path, from_line, lines)
+        except PathRefusedError as err:
+            raise PathRefusedError(f"{err}; qmd collections are read as qmd/<collection>/<path>") from None
+
+    def status(self, deep: bool = False) -> dict[str, Any]:
+        out = self.fallback.status(deep)
+        out["backend"] = "qmd"
+        try:
+            out["qmd"] = self.primary.status()
+        except Exception as err:  # status must report, not raise
+            out["qmd"] = {"available": False, "error": f"{type(err).__name__}: {err}", "collections": []}
+        reason = (self.last_fallback or {}).get("reason") or self.primary.unavailable_reason()
+        if reason is None and not out["qmd"].get("available", True):
+            reason = out["qmd"].get("error")
+        # who answered the last search, or (no search yet in this process) who would answer one now
+        out["servedBy"] = self.last_served if self.last_served != "none" else ("builtin" if reason else "qmd")
+        if reason:
+            out["backendFallback"] = {"from": "qmd", "reason": reason}
+        return out
+
+    # -- background --------------------------------------------------------------------------------
+
+    def start_background(self, watch: bool | None = None) -> None:
+        self.fallback.start_background(watch)
+        if self._timer is None and self.primary.interval_seconds > 0:
+            self._stop.clear()
+            self._timer = threading.Thread(target=self._timer_loop, name="mdrecall-qmd-update", daemon=True)
+            self._timer.start()
+
+    def _timer_loop(self) -> None:
+        """`qmd update` every update.interval (the first one on boot), until stopped."""
+        while not self._stop.is_set():
+            self.primary.refresh(force=False)
+            self._stop.wait(min(self.primary.interval_seconds, 60.0))
+
+    def stop_background(self) -> None:
+        self._stop.set()
+        if self._timer is not None:
+            self._timer.join(timeout=5)
+            self._timer = None
+        self.fallback.stop_background()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        return self.fallback.wait_idle(timeout) and self.primary.wait_idle(timeout)
+
+    def warm_session(self) -> None:
+        self.fallback.warm_session()
+
+    def close(self) -> None:
+        self.stop_background()
+        self.primary.close()
+        self.fallback.close()
+
+    def __enter__(self) -> FallbackBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

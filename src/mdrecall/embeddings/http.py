@@ -1,0 +1,185 @@
+"""The HTTP plumbing of the remote embedding providers: a counted, retrying, redacting client and a pool.
+
+Both `remote.py` (the providers) and `batch_api.py` (the providers' batch APIs) build on this module, so
+neither imports the other at module load (the old remote <-> batch_api import cycle).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from ..errors import EmbeddingError
+
+if TYPE_CHECKING:
+    from .remote import RemoteOptions
+
+logger = logging.getLogger("mdrecall.embeddings")
+
+_RETRYABLE_MARKERS = (
+    "rate limit",
+    "rate_limit",
+    "ratelimit",
+    "too many requests",
+    "resource has been exhausted",
+    "resource_exhausted",
+    "cloudflare",
+)
+_ERROR_BODY_CHARS = 300
+REDACTED = "[redacted]"
+
+
+_BEARER_RE = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{6,}")
+_KEY_PARAM_RE = re.compile(r"(?i)([?&](?:key|api_key|apikey)=)[^&\s\"']+")
+
+
+class Redactor:
+    """Removes known secrets (and anything that looks like a bearer token) from text meant for humans."""
+
+    def __init__(self, secrets: Iterable[str | None]) -> None:
+        # Longest first so a secret that contains another is removed whole.
+        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        text = _BEARER_RE.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+        return _KEY_PARAM_RE.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+
+
+class RemoteHttpError(EmbeddingError):
+    """A request that failed for good; `status` is the HTTP status when there was a response."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def is_retryable(status: int | None, message: str) -> bool:
+    """429, 5xx, and the rate-limit / exhausted-quota / Cloudflare messages some gateways send with a 4xx."""
+    if status is not None and (status == 429 or 500 <= status <= 599):
+        return True
+    lowered = message.lower()
+    return any(marker in lowered for marker in _RETRYABLE_MARKERS)
+
+
+def snippet(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _ERROR_BODY_CHARS else text[:_ERROR_BODY_CHARS] + "…"
+
+
+class EmbeddingHttp:
+    """A counted, retrying, redacting `httpx.Client` for one provider instance (thread-safe)."""
+
+    def __init__(
+        self,
+        provider_id: str,
+        headers: dict[str, str],
+        redact: Redactor,
+        options: RemoteOptions,
+    ) -> None:
+        self.provider_id = provider_id
+        self.redact = redact
+        self.retry = options.retry
+        pool = max(4, options.concurrency * 2)
+        self._client = httpx.Client(
+            headers=headers,
+            transport=options.transport,
+            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+        )
+        self._count = 0
+        self._lock = threading.Lock()
+
+    @property
+    def request_count(self) -> int:
+        """HTTP requests actually sent by this instance, retries and batch-API calls included."""
+        return self._count
+
+    def reset_request_count(self) -> None:
+        with self._lock:
+            self._count = 0
+
+    def close(self) -> None:
+        self._client.close()
+
+    def error(self, message: str, status: int | None = None) -> RemoteHttpError:
+        """An EmbeddingError with secrets removed: every message leaving this module goes through here."""
+        return RemoteHttpError(self.redact(message), status)
+
+    def request(
+        self, method: str, url: str, *, label: str, timeout: float, attempts: int | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        """Send with retries on transient failures; return a 2xx response or raise a redacted EmbeddingError."""
+        total = max(1, attempts if attempts is not None else self.retry.attempts)
+        for attempt in range(1, total + 1):
+            outcome = self._attempt(method, url, label=label, timeout=timeout, **kwargs)
+            if isinstance(outcome, httpx.Response):
+                return outcome
+            message, status, retryable = outcome
+            if not retryable:
+                raise self.error(message, status)
+            if attempt == total:
+                suffix = f" (after {total} attempts)" if total > 1 else ""
+                raise self.error(message + suffix, status)
+            delay = self.retry.delay(attempt)
+            logger.debug("%s: retry %d/%d in %.2fs: %s", label, attempt, total - 1, delay, self.redact(message))
+            self.retry.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _attempt(
+        self, method: str, url: str, *, label: str, timeout: float, **kwargs: Any
+    ) -> httpx.Response | tuple[str, int | None, bool]:
+        """One try: the response when it succeeded, else (message, status, retryable)."""
+        with self._lock:
+            self._count += 1
+        try:
+            response = self._client.request(method, url, timeout=timeout, **kwargs)
+        except httpx.TimeoutException:
+            return f"{label} timed out after {timeout:g}s", None, True
+        except httpx.TransportError as exc:
+            return f"{label} connection failed: {type(exc).__name__}: {exc}", None, True
+        if response.is_success:
+            return response
+        body = response.text
+        message = f"{label} failed: HTTP {response.status_code}: {snippet(body)}"
+        return message, response.status_code, is_retryable(response.status_code, body)
+
+    def request_json(self, method: str, url: str, *, label: str, timeout: float, **kwargs: Any) -> Any:
+        """`request` then parse the body as JSON, with a clear error when it is not JSON."""
+        response = self.request(method, url, label=label, timeout=timeout, **kwargs)
+        return parse_json(response.text, label, self.error)
+
+
+def parse_json(text: str, label: str, make_error: Callable[[str], EmbeddingError]) -> Any:
+    """JSON or a readable EmbeddingError (APIs behind proxies sometimes answer with an HTML page)."""
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise make_error(f"{label} returned malformed JSON ({exc.msg} at char {exc.pos}): {snippet(text)}") from None
+
+
+def run_concurrently(tasks: Sequence[Callable[[], Any]], concurrency: int) -> list[Any]:
+    """Run tasks on at most `concurrency` threads; results in task order; the first error stops the rest."""
+    if not tasks:
+        return []
+    if concurrency <= 1 or len(tasks) == 1:
+        return [task() for task in tasks]
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(tasks)), thread_name_prefix="mdrecall-embed")
+    try:
+        futures: list[Future[Any]] = [pool.submit(task) for task in tasks]
+        wait(futures, return_when=FIRST_EXCEPTION)
+        for future in futures:
+            error = future.exception() if future.done() else None
+            if error is not None:
+                raise error
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

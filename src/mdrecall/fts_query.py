@@ -1,0 +1,160 @@
+"""How a query becomes an FTS5 MATCH expression, cut exactly as `fts_text.index_text` cuts indexed text.
+
+The spec's AND query (`build_fts_query`), the keyword expansion with stop words dropped
+(`expand_query_terms`, `build_keyword_query`), Korean particle stripping and CJK stop-word splitting, and
+the keyword coverage of a chunk. Every term is quoted, so user input is never parsed as FTS5 syntax.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from .fts_text import CJK_CLASSES, bigrams, char_class, index_text, query_words, script_runs
+from .keywords import extract_keywords
+from .stopwords import CHINESE_CHARS, CHINESE_WORDS, KOREAN_AMBIGUOUS_PARTICLES, KOREAN_ENDINGS, KOREAN_PARTICLES
+from .stopwords import JAPANESE as JAPANESE_STOPWORDS
+from .stopwords import KOREAN as KOREAN_STOPWORDS
+from .stopwords import LATIN as LATIN_STOPWORDS
+
+_HANGUL = "hangul"
+_HAN = "han"
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def has_cjk_han(text: str) -> bool:
+    return any(char_class(ch) == _HAN for ch in text)
+
+
+def strip_korean_particle(run: str) -> str:
+    """A Hangul word without its trailing ending and particle: 회의에서 -> 회의, 언제인가요 -> 언제.
+
+    Ambiguous particles (이, 가, 도...) are only stripped when two syllables remain.
+
+    Safe for recall: the stem's bigrams are a subset of the whole word's, which the index holds.
+    """
+    for ending in KOREAN_ENDINGS:
+        if run.endswith(ending) and len(run) > len(ending):
+            run = run[: -len(ending)]
+            break
+    for particle in KOREAN_PARTICLES:
+        if run.endswith(particle) and len(run) > len(particle):
+            stem = run[: -len(particle)]
+            if particle in KOREAN_AMBIGUOUS_PARTICLES and len(stem) < 2:
+                continue
+            return stem
+    return run
+
+
+def split_on_stopwords(run: str, stopwords: frozenset[str]) -> list[str]:
+    """Cut a CJK run on the stop words it contains, longest match first: 我们的项目 -> [项目]."""
+    longest = max((len(w) for w in stopwords), default=0)
+    pieces: list[str] = []
+    current = ""
+    i = 0
+    while i < len(run):
+        for size in range(min(longest, len(run) - i), 0, -1):
+            if run[i : i + size] in stopwords:
+                if current:
+                    pieces.append(current)
+                current = ""
+                i += size
+                break
+        else:
+            current += run[i]
+            i += 1
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+_HAN_STOPWORDS = CHINESE_WORDS | CHINESE_CHARS | frozenset(w for w in JAPANESE_STOPWORDS if has_cjk_han(w))
+_KANA_STOPWORDS = frozenset(w for w in JAPANESE_STOPWORDS if not has_cjk_han(w))
+
+
+def _content_pieces(cls: str, run: str) -> list[str]:
+    """The parts of a CJK run left once stop words are cut out (Korean: the whole word or nothing)."""
+    if cls == _HANGUL:
+        return [] if run in KOREAN_STOPWORDS else [run]
+    if cls == _HAN:
+        return split_on_stopwords(run, _HAN_STOPWORDS)
+    return split_on_stopwords(run, _KANA_STOPWORDS)
+
+
+def word_terms(word: str, drop_stop_words: bool) -> list[str]:
+    """FTS terms for one query word, cut like `fts_text.index_text` cuts the indexed text.
+
+    Latin pieces stay whole; CJK runs become bigrams (one character stays itself); Korean words lose their
+    particle and ending; with `drop_stop_words`, stop words of every supported language are dropped.
+    """
+    terms: list[str] = []
+    runs = script_runs(word)
+    for position, (cls, run) in enumerate(runs):
+        if cls not in CJK_CLASSES:
+            if not (drop_stop_words and run.lower() in LATIN_STOPWORDS):
+                terms.append(run)
+            continue
+        if cls == _HANGUL and position == len(runs) - 1:
+            run = strip_korean_particle(run)
+        for piece in _content_pieces(cls, run) if drop_stop_words else [run]:
+            terms.extend(bigrams(piece))
+    return terms
+
+
+def _dedupe(terms: list[str]) -> list[str]:
+    return list(dict.fromkeys(terms))
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def build_fts_query(raw: str) -> str | None:
+    """FTS5 MATCH expression (the spec's, used on the hybrid keyword side): every term quoted, AND-joined.
+
+    Terms are NFKC-normalised words; CJK runs are cut into bigrams as the index is. Quoting every token
+    means no user input is ever parsed as FTS5 syntax (NEAR, OR, column filters, *). None if blank.
+    """
+    terms = _dedupe([t for word in query_words(raw) for t in word_terms(word, drop_stop_words=False)])
+    if not terms:
+        return None
+    return " AND ".join(_quote(t) for t in terms)
+
+
+def expand_query_terms(raw: str) -> list[str]:
+    """Keywords of a query for the keyword-only path: stop words dropped (all languages), CJK segmented.
+
+    Which words are keywords is `keywords.extract_keywords` (OpenClaw's rules); here they are cut into FTS
+    terms the way the index is cut. A query made only of stop words has no keywords and keeps its words
+    (OpenClaw searches the original query then): searching for them beats returning nothing.
+    """
+    words = query_words(raw)
+    keywords = extract_keywords(raw)
+    terms = _dedupe([t for word in keywords for t in word_terms(word, drop_stop_words=True)])
+    if not terms:
+        terms = _dedupe([t for word in words for t in word_terms(word, drop_stop_words=False)])
+    return terms
+
+
+def build_keyword_query(raw: str) -> str | None:
+    """The keyword-only FTS5 query: expanded keywords OR-joined, so bm25 ranks chunks by how many (and how
+    rare) keywords they hold instead of requiring all of them."""
+    terms = expand_query_terms(raw)
+    if not terms:
+        return None
+    return " OR ".join(_quote(t) for t in terms)
+
+
+def _fold(term: str) -> str:
+    """Case and accents folded like FTS5's unicode61 tokenizer folds them."""
+    decomposed = unicodedata.normalize("NFKD", term.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def keyword_coverage(terms: Sequence[str], text: str) -> float:
+    """Share of the query's keywords present in a chunk (its indexed form), in [0, 1]."""
+    if not terms:
+        return 1.0
+    tokens = {_fold(token) for token in _WORD.findall(index_text(text))}
+    return sum(1 for term in terms if _fold(term) in tokens) / len(terms)
