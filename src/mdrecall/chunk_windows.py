@@ -6,13 +6,14 @@ is a blur; a question is about one or two turns. So each chunk gets one vector p
 consecutive lines (turns), and a chunk scores as its best window (the store takes the max).
 
 Rules, all measured on the LoCoMo dev half (see README "Retrieval quality"):
-- a window is `lines` consecutive non-blank lines, starting every `stride` lines;
+- a window is `lines` consecutive non-blank lines (more when they are short: a window holds at least
+  `min_tokens`), and the next one starts `stride`/`lines` of a window later (stride == lines: no overlap);
 - a window never exceeds the model's input: a window is cut short at the token budget, and a single
   line longer than the budget is split into pieces, so no text goes unembedded;
 - windows always cover every non-blank line (a short window moves the next start back);
 - a chunk that fits in one window is embedded whole, as before;
-- the chunk's context (the log's date, heading path: `prefix`) leads every window, so "what did Dave do in
-  May 2023" can meet the right turn by meaning too.
+- the chunk's context (the log's date, heading path) leads every window (the caller adds it, the budget
+  counts it), so "what did Dave do in May 2023" can meet the right turn by meaning too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 
 DEFAULT_WINDOW_LINES = 3
 DEFAULT_WINDOW_STRIDE = 3
+DEFAULT_MIN_TOKENS = 64
+DEFAULT_WHOLE = False
 # Tokens kept free for special tokens and the "passage: " prefix.
 RESERVED_TOKENS = 16
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
@@ -34,6 +37,11 @@ class WindowPlan:
     lines: int = DEFAULT_WINDOW_LINES
     stride: int = DEFAULT_WINDOW_STRIDE
     max_tokens: int = 256
+    # short lines (bullets, headings) are grouped until a window holds this many (estimated) tokens
+    min_tokens: int = DEFAULT_MIN_TOKENS
+    # also embed the whole chunk (as far as the model reads it) as one more window: keeps the topic of a
+    # long note, which short windows lose
+    whole: bool = DEFAULT_WHOLE
 
     def budget(self, prefix: str) -> int:
         """Tokens left for the lines once the prefix and special tokens are counted (at least 32)."""
@@ -80,26 +88,33 @@ def _fit(text: str, budget: int) -> int:
 
 
 def chunk_windows(text: str, plan: WindowPlan, prefix: str = "") -> list[str]:
-    """The texts to embed for one chunk, in order; their union holds every non-blank line of `text`."""
+    """The windows of one chunk, in order; their union holds every non-blank line of `text`.
+
+    `prefix` (the chunk's context) only counts against the budget: the caller puts it in front of each
+    window (`with_context`), so that the whole text stays within the model's input.
+    """
     budget = plan.budget(prefix)
     units: list[str] = []
     for line in text.splitlines():
         if line.strip():
             units.extend(split_long_line(line.rstrip(), budget))
-    head = f"{prefix}\n" if prefix else ""
     if not units:
-        return [head + text.strip()] if text.strip() or prefix else [text]
+        return [text.strip()]
     costs = [estimate_tokens(u) + 1 for u in units]
     if len(units) <= plan.lines and sum(costs) <= budget:
-        return [head + "\n".join(units)]
+        return [text.strip()]
     windows: list[str] = []
-    start, lines, stride = 0, max(1, plan.lines), max(1, plan.stride)
+    start, lines = 0, max(1, plan.lines)
     while True:
         end, used = start, 0
-        while end < len(units) and end - start < lines and (end == start or used + costs[end] <= budget):
+        while end < len(units) and (end == start or used + costs[end] <= budget):
+            if end - start >= lines and used >= plan.min_tokens:
+                break
             used += costs[end]
             end += 1
-        windows.append(head + "\n".join(units[start:end]))
+        windows.append("\n".join(units[start:end]))
         if end >= len(units):
-            return windows
-        start = min(start + stride, end)
+            return [text.strip(), *windows] if plan.whole else windows
+        # stride as a share of the window: stride == lines tiles the chunk, stride 1 of 3 moves a third
+        step = max(1, ((end - start) * min(plan.stride, lines)) // lines)
+        start = start + step
