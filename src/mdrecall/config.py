@@ -151,7 +151,12 @@ class HybridConfig(_Section):
     vector_weight: float = Field(0.7, ge=0)
     text_weight: float = Field(0.3, ge=0)
     candidate_multiplier: int = Field(4, ge=1, le=100)
-    mode: Literal["weighted", "rrf"] = "weighted"
+    # "weighted": the spec's weighted sum (measured best with MiniLM on LoCoMo, bench/quality/README.md);
+    # "minmax": each side's candidate scores scaled to 0..1 per query, then weighted; "rrf": rank fusion.
+    mode: Literal["minmax", "weighted", "rrf"] = "weighted"
+    # keyword side: "or" = stop words dropped, remaining terms OR-joined, ranked by BM25; "and" = the spec's
+    # query (every word required).
+    keyword_query: Literal["or", "and"] = "or"
 
     @model_validator(mode="after")
     def _weights_not_both_zero(self) -> HybridConfig:
@@ -168,6 +173,9 @@ class HybridConfig(_Section):
 class TemporalDecayConfig(_Section):
     enabled: bool = False
     half_life_days: float = Field(30, gt=0)
+    # decay can at most scale a score down to this share (0 = the spec's plain exponential decay): a strong
+    # match in an old log is not pushed out by weak recent ones (bench/quality/README.md)
+    floor: float = Field(0.5, ge=0, le=1)
 
 
 class MmrConfig(_Section):
@@ -192,6 +200,32 @@ class CacheConfig(_Section):
 
 class ExperimentalConfig(_Section):
     session_memory: bool = False
+
+
+class FactsLlmConfig(_Section):
+    """The optional LLM capture extractor: any OpenAI-compatible `/chat/completions` endpoint."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str = "gpt-4.1-mini"
+    timeout_seconds: float = Field(20, gt=0)
+
+
+class FactsConfig(_Section):
+    """The fact store (LanceDB) and the hooks' auto-recall / auto-capture (see docs/facts.md)."""
+
+    enabled: bool = True
+    file: str = "memory/facts.md"
+    auto_recall: bool = True
+    auto_capture: bool = True
+    capture: Literal["rules", "llm"] = "rules"
+    max_captures_per_session: int = Field(3, ge=0, le=100)
+    recall_limit: int = Field(3, ge=1, le=50)
+    recall_min_score: float = Field(0.2, ge=0, le=1)
+    recall_max_chars: int = Field(1500, ge=100)
+    duplicate_threshold: float = Field(0.95, gt=0, le=1)
+    context_window: int = Field(200_000, ge=1000)
+    llm: FactsLlmConfig = Field(default_factory=FactsLlmConfig)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -324,6 +358,7 @@ class MemoryConfig(_Section):
     query: QueryConfig = Field(default_factory=QueryConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     experimental: ExperimentalConfig = Field(default_factory=ExperimentalConfig)
+    facts: FactsConfig = Field(default_factory=FactsConfig)
     citations: Literal["auto", "on", "off"] = "auto"
     backend: Literal["builtin", "qmd", "postgres"] = "builtin"
     qmd: QmdConfig = Field(default_factory=QmdConfig)

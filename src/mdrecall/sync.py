@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .chunk_context import CONTEXT_VERSION, chunk_prefixes, with_context
 from .chunk_windows import DEFAULT_WINDOW_LINES, DEFAULT_WINDOW_STRIDE, WindowPlan, chunk_windows
 from .chunking import Chunk, chunk_markdown, hash_text
 from .config import MemoryConfig
@@ -98,6 +99,7 @@ def expected_meta(provider: EmbeddingProvider | None, config: MemoryConfig) -> d
         "chunkOverlap": config.chunking.overlap,
         "vectorDims": provider.dims if provider is not None else None,
         "ftsText": FTS_TEXT_VERSION,
+        "chunkContext": CONTEXT_VERSION,
         # memory files redacted or not, and the rules' version: a change rebuilds (and so purges) the index
         "redaction": f"v{REDACTION_VERSION}" + ("" if config.redact_memory else "-sessions-only"),
         "windows": _windows_meta(provider),
@@ -121,6 +123,7 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
         ("chunkTokens", "chunk tokens"),
         ("chunkOverlap", "chunk overlap"),
         ("ftsText", "keyword index format"),
+        ("chunkContext", "chunk context format"),
         ("redaction", "secret redaction"),
         ("windows", "embedding windows"),
     ):
@@ -158,6 +161,11 @@ class _PendingFile:
     source: str = MEMORY_SOURCE
     # (start, end) line numbers to store per chunk; transcripts cite JSONL lines, not flattened text lines
     lines: list[tuple[int, int]] | None = None
+    # per chunk, the context prefix (log date, heading path) embedded and keyword-indexed with it
+    contexts: list[str] | None = None
+
+    def context(self, index: int) -> str:
+        return self.contexts[index] if self.contexts is not None else ""
 
     def line_range(self, index: int) -> tuple[int, int]:
         if self.lines is not None:
@@ -279,11 +287,6 @@ def window_plan(provider: EmbeddingProvider) -> WindowPlan | None:
     return WindowPlan(DEFAULT_WINDOW_LINES, DEFAULT_WINDOW_STRIDE, int(max_tokens))
 
 
-def with_context(prefix: str, text: str) -> str:
-    """What is embedded for a chunk or a window: its context prefix, a blank line, the text."""
-    return f"{prefix}\n\n{text}" if prefix else text
-
-
 def _unchanged_on_disk(row: FileRow | None, file: MemoryFile | SessionFile) -> bool:
     """The fast path: same mtime and size as when indexed, so the file is not even read."""
     return row is not None and row.mtime == file.mtime_ms and row.size == file.size
@@ -322,7 +325,8 @@ def _read_changed(
             report.files_unchanged += 1
             continue
         chunks = chunk_markdown(text, config.chunking.tokens, config.chunking.overlap)
-        pending.append(_PendingFile(file, file_hash, chunks))
+        contexts = chunk_prefixes(file.path, text, [c.start_line for c in chunks])
+        pending.append(_PendingFile(file, file_hash, chunks, contexts=contexts))
     return pending
 
 
@@ -370,6 +374,7 @@ def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray |
                 model=model,
                 text=chunk.text,
                 embedding=vector,
+                context=item.context(index),
             )
         )
     with store.transaction():
@@ -449,7 +454,10 @@ def incremental_sync(
     if progress:
         progress(0, len(pending), "indexing")
     for group in _windows(pending, EMBED_WINDOW_CHUNKS):
-        vectors = embedder.embed([c for item in group for c in item.chunks])
+        vectors = embedder.embed(
+            [c for item in group for c in item.chunks],
+            [item.context(i) for item in group for i in range(len(item.chunks))],
+        )
         if provider is not None and provider.dims is None and vectors:
             store.ensure_vector_table(len(vectors[0]))
         offset = 0
