@@ -172,7 +172,7 @@ def test_progress_callback_reports_embedded_chunks(tmp_path: Path, make_index) -
     # a forced rebuild takes every vector from the cache: progress still reaches the total
     seen.clear()
     report = index.sync(force=True, chunk_progress=lambda done, total: seen.append((done, total)))
-    assert report.cache_hits == report.chunks_indexed
+    assert report.texts_embedded == 0 and report.cache_hits >= report.chunks_indexed  # windows may be cached
     assert seen[-1] == (report.chunks_indexed, report.chunks_indexed)
 
 

@@ -531,8 +531,8 @@ class Store:
         return result
 
     def vector_row_count(self) -> int:
-        """Chunks with at least one vector (status and probes only; searches never count)."""
-        return int(self.conn.execute("SELECT COUNT(DISTINCT chunk_rowid) FROM chunk_vectors").fetchone()[0])
+        """Stored vectors, one per window (status and probes only; searches never count)."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0])
 
     # -- embedding cache ---------------------------------------------------------------------------
 
