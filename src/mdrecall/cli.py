@@ -158,6 +158,12 @@ def index(
         )
         for path, problem in report.skipped:
             err.print(f"[yellow]warning:[/] {path}: {problem}", highlight=False)
+        if report.provider_error:
+            err.print(
+                f"[yellow]warning:[/] embedding provider unavailable ({report.provider_error}): keyword index built, "
+                f"{report.vectors_pending} chunks wait for vectors (filled by the next index once it answers)",
+                highlight=False,
+            )
 
     _run(ctx, body)
 
@@ -255,6 +261,10 @@ def _status_table(status: dict[str, Any]) -> Table:
         rows.append(("last sync", f"{when} ({last['reason']})"))
     if status.get("recovered"):
         rows.append(("recovered", status["recovered"]))
+    if status.get("vectorsPending"):
+        rows.append(("vectors pending", f"{status['vectorsPending']} chunks (keyword-searchable meanwhile)"))
+    if status.get("providerError"):
+        rows.append(("provider error", status["providerError"]))
     if status.get("providerUnavailable"):
         rows.append(("note", status["providerUnavailable"]))
     if status.get("fallback"):
