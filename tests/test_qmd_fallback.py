@@ -35,7 +35,8 @@ def test_the_builtin_index_answers_when_qmd_fails(
     assert time.monotonic() - started < 5
     assert result["backend"] == "builtin"
     assert result["backendFallback"]["from"] == "qmd" and reason in result["backendFallback"]["reason"]
-    assert [r["path"] for r in result["results"]] == ["memory/2026-01-31.md"]  # never empty because qmd failed
+    found = {r["path"] for r in result["results"]}
+    assert found == {"memory/2026-01-31.md", "../docs/guide.md"}  # never empty because qmd failed
     status = tools.call("memory_status", {})
     assert status["backend"] == "qmd" and status["servedBy"] == "builtin"
     assert reason in status["backendFallback"]["reason"]
@@ -48,6 +49,30 @@ def test_a_missing_qmd_binary_falls_back(make_qmd) -> None:
     assert "not installed or not on PATH" in result["backendFallback"]["reason"]
     status = tools.call("memory_status", {})
     assert status["qmd"]["available"] is False and status["qmd"]["version"] is None
+
+
+def test_an_unexpected_error_in_the_qmd_path_falls_back_too(
+    fake_qmd: FakeQmd, make_qmd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = make_qmd()
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise PermissionError("collection root unreadable")
+
+    monkeypatch.setattr(backend.primary, "search", broken)
+    monkeypatch.setattr(backend.primary, "status", broken)
+    result = MemoryTools(backend).call("memory_search", {"query": "flamingo"})
+    assert result["backend"] == "builtin" and result["results"]
+    assert "PermissionError: collection root unreadable" in result["backendFallback"]["reason"]
+    assert backend.status()["qmd"]["available"] is False
+
+
+def test_the_fallback_also_knows_the_qmd_paths(fake_qmd: FakeQmd, make_qmd) -> None:
+    fake_qmd.set(search="fail")
+    tools = MemoryTools(make_qmd())
+    result = tools.call("memory_search", {"query": "runbook"})
+    assert result["backend"] == "builtin" and [r["path"] for r in result["results"]] == ["../docs/guide.md"]
+    assert "runbook" in tools.call("memory_get", {"path": "../docs/guide.md"})["text"]
 
 
 def test_qmd_serves_again_once_it_recovers(fake_qmd: FakeQmd, make_qmd) -> None:
@@ -80,7 +105,9 @@ def test_an_update_failure_after_a_good_one_keeps_qmd_serving(fake_qmd: FakeQmd,
 def test_status_shows_version_collections_documents_update_and_embed(fake_qmd: FakeQmd, make_qmd) -> None:
     backend = make_qmd()
     backend.sync()
-    qmd = backend.status()["qmd"]
+    status = backend.status()
+    assert status["servedBy"] == "qmd" and "backendFallback" not in status  # no search yet: who would answer
+    qmd = status["qmd"]
     assert qmd["version"] == "9.9.9-fake" and qmd["available"] is True
     assert qmd["documents"] == 4 and qmd["vectors"] == 4
     assert {c["name"]: c["documents"] for c in qmd["collections"]} == {"memory-root": 1, "memory-dir": 1, "docs": 2}
@@ -125,3 +152,4 @@ def test_cli_says_when_the_builtin_index_answered(qmd_workspace: Path, tmp_path:
     assert "memory/2026-01-31.md" in found.output and "answered by the builtin index" in found.output
     shown = _cli(tmp_path, qmd_workspace, "status")
     assert "not available" in shown.output and "qmd fallback" in shown.output
+    assert json.loads(_cli(tmp_path, qmd_workspace, "status", "--json").output)["servedBy"] == "builtin"

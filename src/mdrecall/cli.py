@@ -297,7 +297,7 @@ def _qmd_rows(status: dict[str, Any]) -> list[tuple[str, str]]:
     )
     rows = [
         ("served by", status.get("servedBy", "-")),
-        ("qmd", f"{qmd.get('version') or 'not available'} · {qmd['searchMode']} · {docs} documents"),
+        ("qmd", f"{qmd.get('version') or 'not available'} · {qmd.get('searchMode', '-')} · {docs} documents"),
         ("qmd collections", collections or "-"),
         ("qmd update", when(qmd.get("lastUpdate"))),
         ("qmd embed", when(qmd.get("lastEmbed"))),

@@ -34,8 +34,9 @@ SEARCH_DESCRIPTION = (
     "the result has disabled=true or unavailable=true, memory retrieval is not working: tell the user."
 )
 GET_DESCRIPTION = (
-    "Read lines from MEMORY.md or memory/*.md (workspace-relative path, optional 1-based `from` line and "
-    "`lines` count). Use after memory_search to pull only the lines you need and keep the context small."
+    "Read lines from MEMORY.md or memory/*.md (workspace-relative path, or a qmd/<collection>/<path> from "
+    "memory_search results; optional 1-based `from` line and `lines` count). Use after memory_search to pull "
+    "only the lines you need and keep the context small."
 )
 STATUS_DESCRIPTION = (
     "Report the memory index state: files and chunks indexed, embedding provider and model, whether the "

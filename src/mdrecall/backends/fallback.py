@@ -109,8 +109,8 @@ class FallbackBackend:
 
         try:
             response = self.primary.search(query, max_results, min_score, citations=citations, session_key=session_key)
-        except QmdError as err:
-            reason = str(err)
+        except Exception as err:  # whatever broke in the sidecar path, the builtin index answers
+            reason = str(err) if isinstance(err, QmdError) else f"qmd backend error: {type(err).__name__}: {err}"
             logger.warning("qmd search failed, the builtin index answers: %s", reason)
             response = self.fallback.search(
                 query, max_results, min_score, mode, citations=citations, session_key=session_key
@@ -135,9 +135,15 @@ class FallbackBackend:
     def status(self, deep: bool = False) -> dict[str, Any]:
         out = self.fallback.status(deep)
         out["backend"] = "qmd"
-        out["qmd"] = self.primary.status()
-        out["servedBy"] = self.last_served
+        try:
+            out["qmd"] = self.primary.status()
+        except Exception as err:  # status must report, not raise
+            out["qmd"] = {"available": False, "error": f"{type(err).__name__}: {err}", "collections": []}
         reason = (self.last_fallback or {}).get("reason") or self.primary.unavailable_reason()
+        if reason is None and not out["qmd"].get("available", True):
+            reason = out["qmd"].get("error")
+        # who answered the last search, or (no search yet in this process) who would answer one now
+        out["servedBy"] = self.last_served if self.last_served != "none" else ("builtin" if reason else "qmd")
         if reason:
             out["backendFallback"] = {"from": "qmd", "reason": reason}
         return out
