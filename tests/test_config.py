@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.config import MemoryConfig, load_config_file, parse_config, resolve_settings
+from mdrecall.config import MemoryConfig, load_config_file, parse_config, resolve_settings, workspace_key
 from mdrecall.errors import ConfigError, WorkspaceError
 
 
@@ -69,9 +69,11 @@ def test_state_dir_and_db_path_resolution(tmp_path: Path, monkeypatch: pytest.Mo
     ws = tmp_path / "ws"
     ws.mkdir()
     monkeypatch.setenv("MDRECALL_STATE_DIR", str(tmp_path / "env-state"))
-    assert resolve_settings(workspace=ws).db_path == tmp_path / "env-state" / "memory" / "main.sqlite"
+    key = workspace_key(ws)
+    assert key.startswith("ws-") and len(key) == len("ws-") + 8
+    assert resolve_settings(workspace=ws).db_path == tmp_path / "env-state" / "memory" / f"main-{key}.sqlite"
     explicit = resolve_settings(workspace=ws, state_dir=tmp_path / "s", agent_id="ops")
-    assert explicit.db_path == tmp_path / "s" / "memory" / "ops.sqlite"
+    assert explicit.db_path == tmp_path / "s" / "memory" / f"ops-{key}.sqlite"
     assert resolve_settings(workspace=ws, db_path=tmp_path / "x.db").db_path == tmp_path / "x.db"
     templated = resolve_settings(
         workspace=ws,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -33,9 +34,9 @@ def _server_args(workspace: Path, state: Path) -> list[str]:
     return ["-m", "mdrecall.mcp_server", "--workspace", str(workspace), "--state-dir", str(state)]
 
 
-def _payload(result: Any) -> dict[str, Any]:
-    """The tool result as JSON: structured content, checked against the text content."""
-    assert not result.is_error
+def _payload(result: Any, error: bool = False) -> dict[str, Any]:
+    """The tool result as JSON: structured content, checked against the text content and the error flag."""
+    assert result.is_error is error
     text = json.loads(result.content[0].text)
     assert text == result.structured_content
     return text
@@ -58,7 +59,7 @@ async def _round_trip(client: Client) -> None:
     )
     assert got == {"path": "MEMORY.md", "text": "The deploy fix landed in a828e60."}
 
-    refused = _payload(await client.call_tool("memory_get", {"path": "../secrets.md"}))
+    refused = _payload(await client.call_tool("memory_get", {"path": "../secrets.md"}), error=True)
     assert refused["text"] == "" and "refused" in refused["error"]
 
     status = _payload(await client.call_tool("memory_status", {}))
@@ -115,10 +116,11 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     write(ws, "memory/2026-11-02.md", "# 2026-11-02\n\n- Decided to keep hybrid weights at 0.7/0.3.\n")
     write(ws, "memory/topics/infra.md", "# Infra\n\nThe gateway runs on the Mac Studio.\n")
     port = _free_port()
-    args = [*_server_args(ws, tmp_path / "state"), "--http", "--port", str(port), "--token", TOKEN]
+    args = [*_server_args(ws, tmp_path / "state"), "--http", "--port", str(port)]
     log = tmp_path / "server.log"
+    env = {**os.environ, "MDRECALL_MCP_TOKEN": TOKEN}  # never on the command line (ps shows it)
     with open(log, "wb") as stderr:
-        process = subprocess.Popen([sys.executable, *args], stderr=stderr)
+        process = subprocess.Popen([sys.executable, *args], stderr=stderr, env=env)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.monotonic() + 20

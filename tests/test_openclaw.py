@@ -49,7 +49,9 @@ def test_defaults_for_the_default_agent(openclaw_home: Path) -> None:
     assert settings.agent_id == "main"
     assert settings.workspace == (openclaw_home / "workspace").resolve()
     assert settings.state_dir == state.resolve()
-    assert settings.db_path == (state / "indexes" / "main.sqlite").resolve()
+    # mdrecall's index for an OpenClaw agent lives in mdrecall's state dir, never OpenClaw's
+    assert settings.db_path.parent == (openclaw_home / ".mdrecall" / "openclaw").resolve()
+    assert settings.db_path.name.startswith("main-workspace-")
     assert settings.sessions_dir == state.resolve() / "agents" / "main" / "sessions"
     assert settings.config_path == state / "openclaw.json"
 
@@ -78,7 +80,7 @@ def test_per_agent_override_deep_merges(openclaw_home: Path) -> None:
     settings, _ = resolve_openclaw_settings(agent_id="WORK")
     assert settings.agent_id == "work"
     assert settings.workspace == (openclaw_home / "work-notes").resolve()
-    assert settings.db_path.name == "work.sqlite"
+    assert settings.db_path.name.startswith("work-work-notes-")
     cfg = settings.config
     assert cfg.query.max_results == 3 and cfg.query.min_score == 0.3  # override + inherited
     assert cfg.query.hybrid.vector_weight == 0.6 and cfg.query.hybrid.text_weight == 0.5
@@ -116,7 +118,7 @@ def test_env_vars_choose_state_and_config(openclaw_home: Path, tmp_path: Path, m
     ws = tmp_path / "ws"
     ws.mkdir()
     settings, warnings = resolve_openclaw_settings(workspace=ws)
-    assert settings.config_path == config and settings.db_path == state.resolve() / "memory" / "main.sqlite"
+    assert settings.config_path == config and not settings.db_path.is_relative_to(state.resolve())
     assert settings.config.query.max_results == 6 and warnings == []
 
 
@@ -187,4 +189,5 @@ def test_cli_searches_an_openclaw_install(openclaw_home: Path) -> None:
     assert result.exit_code == 0, result.output
     assert [hit["path"] for hit in json.loads(result.stdout)] == ["MEMORY.md"]
     assert "futureKnob" in result.stderr  # dropped keys are reported, not fatal
-    assert (openclaw_home / ".openclaw" / "indexes" / "main.sqlite").exists()
+    assert not (openclaw_home / ".openclaw" / "indexes").exists()  # OpenClaw's files are never written
+    assert list((openclaw_home / ".mdrecall" / "openclaw").glob("main-*.sqlite"))

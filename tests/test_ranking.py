@@ -143,15 +143,23 @@ def test_session_transcripts_decay_by_their_mtime(tmp_path: Path, make_index) ->
 def test_jaccard_and_word_sets() -> None:
     assert word_set("The Cat, the cat!") == frozenset({"the", "cat"})
     assert jaccard(frozenset("ab"), frozenset("bc")) == pytest.approx(1 / 3)
-    assert jaccard(frozenset(), frozenset()) == 0.0
+    assert jaccard(frozenset(), frozenset()) == 1.0  # the spec: two empty sets are identical
     assert {"数据", "据库"} <= word_set("数据库")
 
 
 def test_mmr_pushes_near_duplicates_down() -> None:
-    texts = ["deploy pipeline moved to actions", "deploy pipeline moved to actions today", "dana owns the pipeline"]
+    texts = [
+        "deploy pipeline moved to actions",
+        "deploy pipeline moved to actions today",
+        "dana owns the pipeline",
+        "lunch on friday",
+    ]
     sets = [word_set(t) for t in texts]
-    assert mmr_order([0.9, 0.89, 0.8], sets, lam=0.7) == [0, 2, 1]
-    assert mmr_order([0.9, 0.89, 0.8], sets, lam=1.0) == [0, 1, 2]
+    # relevance is min-max normalised (the spec): 1, .975, .875, 0
+    assert mmr_order([0.9, 0.89, 0.85, 0.5], sets, lam=0.7) == [0, 2, 1, 3]
+    assert mmr_order([0.9, 0.89, 0.85, 0.5], sets, lam=1.0) == [0, 1, 2, 3]
+    # equal scores all normalise to 1: diversity alone decides after the first
+    assert mmr_order([0.5, 0.5, 0.5], sets[:3], lam=0.7) == [0, 2, 1]
 
 
 def test_mmr_edge_sizes_and_lambda_clamp() -> None:
@@ -229,7 +237,7 @@ def test_rrf_mode_through_the_index(workspace: Path, make_index) -> None:
         ("what did we decide about the database migration", ["decide", "database", "migration"]),
         ("¿Qué decidimos sobre la base de datos?", ["decidimos", "base", "datos"]),
         ("O que decidimos sobre o banco de dados", ["decidimos", "banco", "dados"]),
-        ("Was haben wir über die Datenbank entschieden", ["die", "Datenbank", "entschieden"]),
+        ("Was haben wir über die Datenbank entschieden", ["die", "datenbank", "entschieden"]),  # FTS folds case
         ("Qu'avons-nous décidé pour la base de données", ["avons", "décidé", "base", "données"]),
         ("我们的项目用什么数据库", ["项目", "目用", "数据", "据库"]),
         ("東京の会議はいつですか", ["東京", "会議"]),
@@ -388,7 +396,7 @@ def test_mmr_through_search(tmp_path: Path, make_index) -> None:
         write(ws, f"memory/dup{i}.md", f"# Standup {i}\n\n{dup}")
     write(ws, "memory/other.md", "# Owners\n\nPriya owns billing; the migration plan and its review are in the wiki.\n")
     for i in range(8):
-        write(ws, f"memory/filler{i}.md", f"# Lunch {i}\n\nteam lunch order {i} on friday.\n")
+        write(ws, f"memory/filler{i}.md", f"# Lunch {i}\n\nteam lunch order {i} on friday, review later.\n")
     plain = make_index(ws, None, db_path=tmp_path / "a.sqlite")
     plain.sync()
     diverse = make_index(ws, None, {"query": {"mmr": {"enabled": True, "lambda": 0.5}}}, db_path=tmp_path / "b.sqlite")

@@ -75,12 +75,21 @@ def test_auto_order_by_env_keys(monkeypatch: pytest.MonkeyPatch, env: dict[str, 
     assert result.requested == "auto" and result.unavailable_reason is None
 
 
-def test_auto_prefers_the_local_model(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_prefers_the_local_model_only_when_model_path_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spec's order: local (modelPath set), openai, gemini, voyage; the bundled model comes last."""
     monkeypatch.setenv("OPENAI_API_KEY", "o")
     monkeypatch.setattr(factory, "_local_available", lambda config: True)
     monkeypatch.setattr(factory, "_create_local", lambda config, primary=True: DummyLocal())
+    result = create_provider(config(local={"modelPath": "/models/x"}))
+    assert result.provider is not None and result.provider.id == "local"
+    assert "modelPath" in (result.reason or "")
+    result = create_provider(config())
+    assert result.provider is not None and result.provider.id == "openai"
+    assert "openai" in (result.reason or "")
+    monkeypatch.delenv("OPENAI_API_KEY")
     result = create_provider(config())
     assert result.provider is not None and result.provider.id == "local"
+    assert "bundled offline model" in (result.reason or "")
 
 
 def test_auto_skips_a_local_model_that_fails_to_load(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,7 +100,7 @@ def test_auto_skips_a_local_model_that_fails_to_load(monkeypatch: pytest.MonkeyP
         raise EmbeddingError("weights corrupt")
 
     monkeypatch.setattr(factory, "_create_local", broken)
-    result = create_provider(config())
+    result = create_provider(config(local={"modelPath": "/models/x"}))
     assert result.provider is not None and result.provider.id == "gemini"
 
 

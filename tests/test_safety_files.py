@@ -34,6 +34,13 @@ def cli(ws: Path, state: Path, *args: str, db: Path | None = None):
     return runner.invoke(app, [*pre, *args])
 
 
+def default_db(ws: Path, state: Path) -> Path:
+    """Where the CLI puts the index of this workspace by default (keyed by agent and workspace)."""
+    from mdrecall.config import resolve_settings
+
+    return resolve_settings(workspace=ws, state_dir=state).db_path
+
+
 def one_line_error(result) -> str:
     """The run failed with exit 1 and exactly one line on stderr, no traceback."""
     assert result.exit_code == 1, result.output
@@ -78,21 +85,21 @@ def test_foreign_file_at_index_path_is_refused_byte_identical(
     before = target.read_bytes()
     db = target
     if via_symlink:
-        db = tmp_path / "state" / "memory" / "main.sqlite"
+        db = default_db(ws, tmp_path / "state")
         db.parent.mkdir(parents=True)
         db.symlink_to(target)
         result = cli(ws, tmp_path / "state", *command)
     else:
         result = cli(ws, tmp_path / "state", *command, db=db)
     line = one_line_error(result)
-    assert "refusing" in line and ("users.db" in line or "main.sqlite" in line)
+    assert "refusing" in line and ("users.db" in line or db.name in line)
     assert target.read_bytes() == before
     leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("users.db"))
     assert leftovers == ["users.db"], "no -wal, -shm, .lock or temp file beside a foreign file"
 
 
 def test_dangling_symlink_at_index_path_creates_nothing(ws: Path, tmp_path: Path) -> None:
-    db = tmp_path / "state" / "memory" / "main.sqlite"
+    db = default_db(ws, tmp_path / "state")
     db.parent.mkdir(parents=True)
     outside = tmp_path / "elsewhere" / "created.sqlite"
     db.symlink_to(outside)
@@ -132,15 +139,16 @@ def test_stale_temp_files_removed_at_next_start_but_foreign_ones_kept(ws: Path, 
     state = tmp_path / "s"
     assert cli(ws, state, "index").exit_code == 0
     memdir = state / "memory"
-    dead = memdir / f"main.sqlite.tmp-{'ab' * 16}"
+    name = default_db(ws, state).name
+    dead = memdir / f"{name}.tmp-{'ab' * 16}"
     conn = apsw.Connection(str(dead))
     conn.execute("PRAGMA journal_mode=WAL; CREATE TABLE x (y); INSERT INTO x VALUES (1)")
     (memdir / f"{dead.name}-shm").write_bytes(b"\0" * 10)
-    user_file = memdir / "main.sqlite.tmp-notes"
+    user_file = memdir / f"{name}.tmp-notes"
     user_file.write_text("keep me")
     conn.close()
     assert cli(ws, state, "search", "a828e60").exit_code == 0  # a plain search (no sync needed) cleans up
-    assert sorted(p.name for p in memdir.glob("main.sqlite.tmp-*")) == ["main.sqlite.tmp-notes"]
+    assert sorted(p.name for p in memdir.glob(f"{name}.tmp-*")) == [f"{name}.tmp-notes"]
     assert user_file.read_text() == "keep me"
 
 

@@ -340,8 +340,10 @@ def test_no_corpus_secret_in_index_file_or_wal_via_cli(workspace: Path, tmp_path
     args = ["--workspace", str(workspace), "--state-dir", str(state)]
     result = runner.invoke(app, [*args, "index"])
     assert result.exit_code == 0, result.output
-    db = state / "memory" / "main.sqlite"
-    assert _leaks(_index_bytes(db)) == []
+    from mdrecall.config import resolve_settings
+
+    db = resolve_settings(workspace=workspace, state_dir=state).db_path  # keyed by agent and workspace
+    assert db.is_file() and _leaks(_index_bytes(db)) == []
     hits = json.loads(runner.invoke(app, [*args, "search", "zebra meeting notes 7", "--json", "-n", "20"]).stdout)
     assert any(h["path"] == "memory/secrets.md" and "[REDACTED:" in h["snippet"] for h in hits)
     trip = json.loads(runner.invoke(app, [*args, "search", "lisbon trip", "--json"]).stdout)

@@ -122,9 +122,14 @@ def test_citations_off_and_group_chats(workspace: Path, open_tools: Callable[...
 
 
 def test_search_syncs_a_dirty_index(workspace: Path, open_tools: Callable[..., MemoryTools]) -> None:
+    """The spec: search never waits for indexing. A stale index answers at once, says it is catching up, and a
+    background sync brings the edit in for the next search."""
     tools = open_tools(workspace)
     assert tools.call(MEMORY_SEARCH, {"query": "zeppelin"})["results"] == []
     write(workspace, "memory/2026-11-03.md", "# 2026-11-03\n\nBooked the zeppelin tour for Dana.\n")
+    first = tools.call(MEMORY_SEARCH, {"query": "zeppelin"})
+    assert first.get("catchingUp") is True and "catching up" in first["notice"]
+    assert tools.index.wait_idle(30)
     paths = [r["path"] for r in tools.call(MEMORY_SEARCH, {"query": "zeppelin"})["results"]]
     assert paths == ["memory/2026-11-03.md"]
 

@@ -18,13 +18,15 @@ The file (`mdrecall.toml` in the workspace, or `--config FILE`) holds the keys o
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import tomllib
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 from .errors import ConfigError
@@ -83,11 +85,34 @@ class VectorStoreConfig(_Section):
     extension_path: str | None = None
 
 
+class PostgresStoreConfig(_Section):
+    """`[store.postgres]`: the team backend's server. The DSN is a secret: never printed, redacted in errors."""
+
+    # Prefer the environment variable: a DSN in a config file is a password in a file.
+    dsn: str | None = None
+    dsn_env: str = "MDRECALL_POSTGRES_DSN"
+    # Names this workspace on the server; machines sharing a team workspace set the same key.
+    # Default: the workspace's absolute path.
+    workspace_key: str | None = None
+    pool_min: int = Field(1, ge=0, le=64)
+    pool_max: int = Field(4, ge=1, le=256)
+    connect_timeout_seconds: float = Field(5.0, gt=0, le=300)
+    # When the server is down, searches answer from a local keyword-only SQLite index built from the
+    # markdown ("keyword"), from the full builtin index ("local"), or fail with one line ("none").
+    fallback: Literal["keyword", "local", "none"] = "keyword"
+    # HNSW search breadth (pgvector's hnsw.ef_search); at least 2x the candidate count is used.
+    ef_search: int = Field(200, ge=10, le=1000)
+
+
 class StoreConfig(_Section):
-    driver: Literal["sqlite"] = "sqlite"
-    # May contain "{agentId}"; relative paths are relative to the state dir.
+    # "postgres" selects the Postgres + pgvector backend (same as top-level `backend = "postgres"`);
+    # `store.backend` is accepted as another name for this key.
+    driver: Literal["sqlite", "postgres"] = Field("sqlite", validation_alias=AliasChoices("driver", "backend"))
+    # May contain "{agentId}" and "{workspaceKey}"; relative paths are relative to the state dir. An index
+    # records the workspace it was built from and refuses to serve another one.
     path: str | None = None
     vector: VectorStoreConfig = Field(default_factory=VectorStoreConfig)
+    postgres: PostgresStoreConfig = Field(default_factory=PostgresStoreConfig)
 
 
 class ChunkingConfig(_Section):
@@ -104,6 +129,9 @@ class ChunkingConfig(_Section):
 class SessionDeltaConfig(_Section):
     delta_bytes: int = Field(100_000, ge=0)
     delta_messages: int = Field(50, ge=0)
+    # `<id>.jsonl.reset.<timestamp>` transcripts closed by a session reset. OpenClaw's default is false;
+    # mdrecall indexes them unless told not to (a reset does not make what was said untrue).
+    include_reset_archives: bool = True
 
 
 class SyncConfig(_Section):
@@ -171,7 +199,7 @@ _DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_4
 
 
 def parse_duration_ms(value: str | int | float) -> int:
-    """"5m", "30s", "1h", "500ms" (or a bare number of milliseconds) → milliseconds; "0" turns a timer off."""
+    """ "5m", "30s", "1h", "500ms" (or a bare number of milliseconds) → milliseconds; "0" turns a timer off."""
     if isinstance(value, bool):
         raise ValueError("a duration must be like '5m', '30s', '1h' or a number of milliseconds")
     if isinstance(value, int | float):
@@ -294,7 +322,7 @@ class MemoryConfig(_Section):
     cache: CacheConfig = Field(default_factory=CacheConfig)
     experimental: ExperimentalConfig = Field(default_factory=ExperimentalConfig)
     citations: Literal["auto", "on", "off"] = "auto"
-    backend: Literal["builtin", "qmd"] = "builtin"
+    backend: Literal["builtin", "qmd", "postgres"] = "builtin"
     qmd: QmdConfig = Field(default_factory=QmdConfig)
     # Safety (issue 13): memory files are redacted before indexing unless turned off; bigger files are skipped.
     redact_memory: bool = True
@@ -304,6 +332,13 @@ class MemoryConfig(_Section):
     def _sources_not_empty(self) -> MemoryConfig:
         if not self.sources:
             raise ValueError("sources must name at least one of 'memory', 'sessions'")
+        return self
+
+    @model_validator(mode="after")
+    def _session_memory_turns_on_sessions(self) -> MemoryConfig:
+        """`experimental.sessionMemory = true` is OpenClaw's switch for transcript indexing: it adds the source."""
+        if self.experimental.session_memory and "sessions" not in self.sources:
+            self.sources = [*self.sources, "sessions"]
         return self
 
 
@@ -350,6 +385,20 @@ def resolve_state_dir(explicit: str | os.PathLike[str] | None) -> Path:
     if env:
         return Path(env).expanduser().resolve()
     return (Path.home() / ".mdrecall").resolve()
+
+
+def workspace_key(workspace: Path) -> str:
+    """`<folder name>-<8 hex>` from the workspace's real path: one index per workspace and agent, so running
+    mdrecall in another folder can never resync (and empty) this workspace's index."""
+    real = os.path.realpath(workspace)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", os.path.basename(real.rstrip(os.sep)) or "root").strip("-.")[:32]
+    return f"{name or 'ws'}-{digest}"
+
+
+def default_db_path(state_dir: Path, agent: str, workspace: Path) -> Path:
+    """`<state>/memory/<agent>-<workspace key>.sqlite`."""
+    return state_dir / "memory" / f"{agent}-{workspace_key(workspace)}.sqlite"
 
 
 @dataclass(frozen=True)
@@ -404,10 +453,11 @@ def resolve_settings(
     if db_path is not None:
         db = Path(db_path).expanduser().resolve()
     elif config.store.path:
-        db = Path(config.store.path.replace("{agentId}", agent)).expanduser()
+        path = config.store.path.replace("{agentId}", agent).replace("{workspaceKey}", workspace_key(ws))
+        db = Path(path).expanduser()
         db = (db if db.is_absolute() else state / db).resolve()
     else:
-        db = state / "memory" / f"{agent}.sqlite"
+        db = default_db_path(state, agent, ws)
     return Settings(
         workspace=ws, agent_id=agent, state_dir=state, db_path=db, config=config, config_path=chosen_config_path
     )

@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from .fts_text import CJK_CLASSES, bigrams, char_class, index_text, query_words, script_runs
+from .keywords import extract_keywords
 from .stopwords import CHINESE_CHARS, CHINESE_WORDS, KOREAN_AMBIGUOUS_PARTICLES, KOREAN_ENDINGS, KOREAN_PARTICLES
 from .stopwords import JAPANESE as JAPANESE_STOPWORDS
 from .stopwords import KOREAN as KOREAN_STOPWORDS
@@ -124,10 +125,13 @@ def build_fts_query(raw: str) -> str | None:
 def expand_query_terms(raw: str) -> list[str]:
     """Keywords of a query for the keyword-only path: stop words dropped (all languages), CJK segmented.
 
-    A query made only of stop words keeps its words: searching for them beats returning nothing.
+    Which words are keywords is `keywords.extract_keywords` (OpenClaw's rules); here they are cut into FTS
+    terms the way the index is cut. A query made only of stop words has no keywords and keeps its words
+    (OpenClaw searches the original query then): searching for them beats returning nothing.
     """
     words = query_words(raw)
-    terms = _dedupe([t for word in words for t in word_terms(word, drop_stop_words=True)])
+    keywords = extract_keywords(raw)
+    terms = _dedupe([t for word in keywords for t in word_terms(word, drop_stop_words=True)])
     if not terms:
         terms = _dedupe([t for word in words for t in word_terms(word, drop_stop_words=False)])
     return terms

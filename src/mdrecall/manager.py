@@ -16,7 +16,15 @@ import apsw
 from .config import Settings
 from .embeddings.base import EmbeddingProvider
 from .embeddings.factory import ProviderResult, ProviderSwitchedError, create_provider
-from .errors import EmbeddingError, IndexBusyError, IndexWriteError, MdrecallError, PathRefusedError, describe_os_error
+from .errors import (
+    EmbeddingError,
+    IndexBusyError,
+    IndexWriteError,
+    MdrecallError,
+    PathRefusedError,
+    WorkspaceError,
+    describe_os_error,
+)
 from .index_identity import check_index_path, stale_temp_files
 from .search import SearchMode, SearchResponse, run_search
 from .sessions import SESSIONS_PREFIX, SessionDeltaTracker, SessionFile, list_session_files, resolve_session_path
@@ -40,6 +48,7 @@ except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
 LOCK_WAIT_SECONDS = 600.0
+WORKSPACE_META_KEY = "workspace"
 
 
 _WRITE_FAULTS = (OSError, apsw.FullError, apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError, apsw.PermissionsError)
@@ -117,6 +126,7 @@ class MemoryIndex:
         if self._store is None:
             if self.read_only:
                 self._store = self._open_store(self.db_path, read_only=True)
+                self._check_owner(self._store)
                 return self._store
             self._cleanup_at_start()
             try:
@@ -124,7 +134,24 @@ class MemoryIndex:
             except StoreCorruptError as err:
                 self._discard_index(str(err))
                 self._store = self._open_store(self.db_path)
+            self._check_owner(self._store)
         return self._store
+
+    def _check_owner(self, store: Store) -> None:
+        """An index serves the workspace it was built from; another workspace must never resync (empty) it."""
+        owner = store.read_meta_value(WORKSPACE_META_KEY)
+        mine = str(self.settings.workspace)
+        if owner and owner != mine:
+            if store is self._store:
+                self._release_store()
+            raise WorkspaceError(
+                f"the index {self.db_path} belongs to workspace {owner}, not {mine}: "
+                f"run in {owner} (or pass --workspace {owner}), or use another --agent or --db for this folder"
+            )
+
+    def has_index(self) -> bool:
+        """Whether this index has been built at least once (a missing index is the only reason to block)."""
+        return self.store.read_meta() is not None
 
     def _cleanup_at_start(self) -> None:
         """Remove a crashed reindex's temp files now, if no other process is syncing (never blocks)."""
@@ -184,10 +211,15 @@ class MemoryIndex:
         return SESSIONS_SOURCE in self.config.sources
 
     def discover_sessions(self) -> list[SessionFile] | None:
-        """Transcripts under `<state>/agents/<agent>/sessions` when the sessions source is on, else None."""
+        """Transcripts under `<state>/agents/<agent>/sessions` when the sessions source is on, else None.
+
+        Reset archives (`*.jsonl.reset.*`) only with `sync.sessions.includeResetArchives`."""
         if not self.sessions_enabled:
             return None
-        return list_session_files(self.settings.sessions_dir, self.discovery_skipped)
+        files = list_session_files(self.settings.sessions_dir, self.discovery_skipped)
+        if not self.config.sync.sessions.include_reset_archives:
+            files = [f for f in files if not f.archived]
+        return files
 
     # -- sync --------------------------------------------------------------------------------------
 
@@ -284,6 +316,7 @@ class MemoryIndex:
     ) -> SyncReport:
         writer = self._open_writer()
         try:
+            self._check_owner(writer)
             self._dirty_hint = False
             files = self.discover()
             sessions = self.discover_sessions()
@@ -301,6 +334,7 @@ class MemoryIndex:
             self._mark_sessions_synced(writer, sessions)
             with writer.transaction():
                 writer.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
+                writer.write_meta_value(WORKSPACE_META_KEY, str(self.settings.workspace))
             self.last_sync = report
             return report
         finally:
@@ -372,6 +406,12 @@ class MemoryIndex:
                 debounce_ms=self.config.sync.watch_debounce_ms,
                 sessions_dir=self.settings.sessions_dir if self.sessions_enabled else None,
             ).start()
+
+    def request_sync(self, reason: str = "search") -> None:
+        """Ask for a sync on the background thread (started on first use, no watcher); never blocks."""
+        if self._scheduler is None:
+            self.start_background(watch=False)
+        self._scheduler.request(reason)
 
     def _background_sync(self, reason: str) -> SyncReport:
         return self.sync(reason=reason, respect_session_deltas=True)
@@ -541,6 +581,7 @@ class MemoryIndex:
             "provider": provider.id if provider else "none",
             "model": provider.model if provider else None,
             "requestedProvider": result.requested,
+            "providerReason": getattr(result, "reason", None),
             "searchMode": "hybrid" if provider else "fts-only",
             "files": sum(c["files"] for c in counts.values()),
             "chunks": sum(c["chunks"] for c in counts.values()),
@@ -612,7 +653,10 @@ class MemoryIndex:
         probe: dict[str, Any] = {}
         provider = self.provider
         if provider is None:
+            skipped = self.provider_result.requested == "none"  # keyword-only by choice is not a failure
             probe["embeddings"] = {"ok": False, "error": self.provider_result.unavailable_reason}
+            if skipped:
+                probe["embeddings"]["skipped"] = True
         else:
             started = time.perf_counter()
             try:
@@ -631,6 +675,8 @@ class MemoryIndex:
             probe["vector"] = {"ok": ok, "rows": store.vector_row_count()}
             if not ok:
                 probe["vector"]["error"] = store.vector.load_error or "sqlite-vec disabled"
+                if not store.vector.enabled:  # store.vector.enabled = false: numpy search by choice
+                    probe["vector"]["skipped"] = True
         except Exception as err:
             probe["vector"] = {"ok": False, "error": str(err)}
         return probe

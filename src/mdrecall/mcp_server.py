@@ -6,11 +6,15 @@ or our camelCase names; the low-level server publishes exactly the schemas of `m
 clients and in-process agents see the same tools.
 
     python -m mdrecall.mcp_server --workspace DIR --state-dir DIR [--agent ID] [--config FILE]
-    python -m mdrecall.mcp_server ... --http [--host 127.0.0.1] [--port 8765] [--token T]
+    python -m mdrecall.mcp_server ... --http [--host 127.0.0.1] [--port 8765] [--token-file FILE]
 
-HTTP (streamable HTTP at `/mcp`) requires `Authorization: Bearer <token>` on every request; requests
-without it, or with another token, get 401. Without `--token` (or $MDRECALL_MCP_TOKEN) a random token is
-generated and printed on stderr.
+HTTP (streamable HTTP at `/mcp`) requires `Authorization: Bearer <token>` on every request (the scheme is
+case-insensitive, as RFC 7235 says); requests without it, or with another token, get 401. The token comes
+from `--token-file` or $MDRECALL_MCP_TOKEN (never from the command line, where `ps` shows it to every user);
+without either a random token is generated and printed on stderr.
+
+Tool results carry `isError: true` when the tool reports an error (bad arguments, refused path, memory
+unavailable), and every tool declares an output schema matching its structured content.
 """
 
 from __future__ import annotations
@@ -21,44 +25,66 @@ import json
 import os
 import secrets
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
-
-import anyio
-import anyio.to_thread
-import mcp.types as mcp_types
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import __version__
 from .backends import MemoryBackend, open_backend
 from .config import Settings
-from .errors import MdrecallError
-from .tools import MEMORY_GET, MEMORY_SEARCH, MEMORY_STATUS, MemoryTools
+from .errors import ConfigError, MdrecallError
+from .tools import OUTPUT_SCHEMAS, MemoryTools
+
+try:  # the SDK is a core dependency; a broken install gets one line from main(), not a traceback
+    import anyio
+    import anyio.to_thread
+    import mcp.types as mcp_types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+    from starlette.responses import JSONResponse
+except ImportError as _missing:  # pragma: no cover - exercised only on broken installs
+    _IMPORT_ERROR: ImportError | None = _missing
+else:
+    _IMPORT_ERROR = None
 
 SERVER_NAME = "mdrecall"
 DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 8765
 TOKEN_ENV = "MDRECALL_MCP_TOKEN"
-READ_ONLY = mcp_types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
 
-def _tool_list(tools: MemoryTools) -> list[mcp_types.Tool]:
-    """MCP tool descriptors built from the same definitions an in-process agent gets."""
+def sdk_missing() -> str | None:
+    """Why the server cannot start (the MCP SDK failed to import), or None."""
+    if _IMPORT_ERROR is None:
+        return None
+    return f"the MCP SDK cannot be imported ({_IMPORT_ERROR}); reinstall it: pip install --force-reinstall mdrecall"
+
+
+def _read_only() -> Any:
+    return mcp_types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+
+
+def _tool_list(tools: MemoryTools) -> list[Any]:
+    """MCP tool descriptors built from the same definitions an in-process agent gets, with output schemas."""
     return [
         mcp_types.Tool(
             name=spec["name"],
             description=spec["description"],
             input_schema=spec["parameters"],
-            annotations=READ_ONLY,
+            output_schema=OUTPUT_SCHEMAS.get(spec["name"]),
+            annotations=_read_only(),
         )
         for spec in tools.definitions(style="plain")
     ]
 
 
-def build_server(tools: MemoryTools) -> Server[Any]:
+def is_error_result(name: str, result: dict[str, Any]) -> bool:
+    """A tool result the client should flag: an unknown tool, or any result that carries an `error`."""
+    return name not in OUTPUT_SCHEMAS or bool(result.get("error"))
+
+
+def build_server(tools: MemoryTools) -> Any:
     """A low-level MCP server whose tool calls go to `tools.call` (run in a worker thread: it blocks)."""
 
     async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
@@ -67,11 +93,10 @@ def build_server(tools: MemoryTools) -> Server[Any]:
     async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
         arguments = dict(params.arguments or {})
         result = await anyio.to_thread.run_sync(tools.call, params.name, arguments)
-        known = params.name in (MEMORY_SEARCH, MEMORY_GET, MEMORY_STATUS)
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
             structured_content=result,
-            is_error=not known,
+            is_error=is_error_result(params.name, result),
         )
 
     def input_schema(name: str) -> dict[str, Any] | None:
@@ -90,9 +115,35 @@ def build_server(tools: MemoryTools) -> Server[Any]:
     )
 
 
+def _stderr_progress() -> Any:
+    """Progress of a first index build, on stderr (MCP clients log a server's stderr), every 2 s at most."""
+    last = [0.0]
+
+    def update(done: int, total: int, label: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 2.0 or done == total:
+            last[0] = now
+            print(f"mdrecall: building the index {done}/{total} {label}", file=sys.stderr, flush=True)
+
+    return update
+
+
 def _open_tools(settings: Settings) -> tuple[MemoryBackend, MemoryTools]:
     index = open_backend(settings)
-    return index, MemoryTools(index, include_status=True)
+    return index, MemoryTools(index, include_status=True, progress=_stderr_progress())
+
+
+def read_token(token_file: str | os.PathLike[str] | None) -> str | None:
+    """The HTTP bearer token: the file's content, else $MDRECALL_MCP_TOKEN, else None (a random one is made)."""
+    if token_file:
+        try:
+            token = Path(token_file).expanduser().read_text(encoding="utf-8").strip()
+        except OSError as err:
+            raise ConfigError(f"cannot read the token file {token_file}: {err.strerror}") from None
+        if not token:
+            raise ConfigError(f"the token file {token_file} is empty")
+        return token
+    return os.environ.get(TOKEN_ENV, "").strip() or None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -100,7 +151,7 @@ def _open_tools(settings: Settings) -> tuple[MemoryBackend, MemoryTools]:
 # ---------------------------------------------------------------------------------------------------------
 
 
-async def serve_stdio(server: Server[Any]) -> None:
+async def serve_stdio(server: Any) -> None:
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -119,21 +170,27 @@ def run_stdio(settings: Settings) -> None:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def bearer_matches(header: bytes, token: bytes) -> bool:
+    """`Authorization: <scheme> <token>` with the scheme `Bearer` in any case (RFC 7235), constant-time."""
+    scheme, _, supplied = header.strip().partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(supplied.strip(), token)
+
+
 class BearerTokenMiddleware:
     """Reject every HTTP request whose `Authorization` header is not `Bearer <token>` (401)."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: Any, token: str) -> None:
         if not token:
             raise ValueError("a non-empty bearer token is required")
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._token = token.encode()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":  # lifespan events carry no credentials
             await self.app(scope, receive, send)
             return
         supplied = dict(scope.get("headers") or []).get(b"authorization", b"")
-        if not hmac.compare_digest(supplied, self._expected):
+        if not bearer_matches(supplied, self._token):
             response = JSONResponse(
                 {"error": "unauthorized", "detail": "send Authorization: Bearer <token>"},
                 status_code=401,
@@ -144,7 +201,7 @@ class BearerTokenMiddleware:
         await self.app(scope, receive, send)
 
 
-def build_http_app(tools: MemoryTools, token: str, host: str = DEFAULT_HTTP_HOST) -> ASGIApp:
+def build_http_app(tools: MemoryTools, token: str, host: str = DEFAULT_HTTP_HOST) -> Any:
     """The SDK's streamable-HTTP app at `/mcp`, behind the bearer-token check."""
     server = build_server(tools)
     return BearerTokenMiddleware(server.streamable_http_app(host=host), token)
@@ -186,7 +243,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     parser.add_argument("--host", default=DEFAULT_HTTP_HOST, help="HTTP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=DEFAULT_HTTP_PORT, help=f"HTTP port (default {DEFAULT_HTTP_PORT})")
-    parser.add_argument("--token", help=f"HTTP bearer token (default: ${TOKEN_ENV}, else a random one)")
+    parser.add_argument(
+        "--token-file", help=f"file holding the HTTP bearer token (default: ${TOKEN_ENV}, else a random one)"
+    )
     return parser
 
 
@@ -201,10 +260,14 @@ def _settings_from_args(args: argparse.Namespace) -> Settings:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    missing = sdk_missing()
+    if missing:
+        print(f"error: {missing}", file=sys.stderr)
+        return 1
     try:
         settings = _settings_from_args(args)
         if args.http:
-            run_http(settings, host=args.host, port=args.port, token=args.token or os.environ.get(TOKEN_ENV))
+            run_http(settings, host=args.host, port=args.port, token=read_token(args.token_file))
         else:
             run_stdio(settings)
     except MdrecallError as err:

@@ -4,8 +4,11 @@ Where things are (as OpenClaw resolves them):
 - state dir: `state_dir`, else $OPENCLAW_STATE_DIR, else `~/.openclaw` (or a legacy `~/.moltbot` when only
   that exists);
 - config: `config_path`, else $OPENCLAW_CONFIG_PATH, else `<state>/openclaw.json` (JSON5);
-- index: `<state>/memory/<agentId>.sqlite`, or `memorySearch.store.path` (with `{agentId}`; relative paths
-  are taken relative to the state dir);
+- OpenClaw's own index (`<state>/memory/<agentId>.sqlite` or `memorySearch.store.path`) is never opened:
+  mdrecall's index for an OpenClaw agent lives in mdrecall's state dir ($MDRECALL_STATE_DIR or ~/.mdrecall),
+  `openclaw/<agentId>-<workspace key>.sqlite`. The two differ in meta, provider key and FTS text, so
+  sharing a file would make each rebuild the other's; mdrecall reads OpenClaw's config, workspace and
+  transcripts and writes none of OpenClaw's files;
 - sessions: `<state>/agents/<agentId>/sessions`;
 - workspace: `agents.list[n].workspace`, else for the default agent `agents.defaults.workspace` or
   `~/.openclaw/workspace`, else (other agents) `<state>/workspace-<agentId>`.
@@ -30,7 +33,15 @@ from typing import Any
 import json5
 from pydantic import BaseModel
 
-from .config import DEFAULT_AGENT_ID, MemoryConfig, Settings, parse_config, resolve_settings
+from .config import (
+    DEFAULT_AGENT_ID,
+    MemoryConfig,
+    Settings,
+    parse_config,
+    resolve_settings,
+    resolve_state_dir,
+    workspace_key,
+)
 from .errors import ConfigError
 from .flush import FlushSettings
 
@@ -270,8 +281,29 @@ def memory_config_from_openclaw(
     for key in memory:
         if key not in ("citations", "backend", "qmd"):
             warnings.append(f"memory.{key}: not supported by mdrecall; ignored")
-    kept = _drop_unsupported(merged, MemoryConfig, "memorySearch.", warnings)
+    kept = _session_source_rule(_drop_unsupported(merged, MemoryConfig, "memorySearch.", warnings), warnings)
     return parse_config(kept, where), warnings
+
+
+def _session_source_rule(memory_search: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """OpenClaw indexes transcripts only when `sources` lists "sessions" AND `experimental.sessionMemory` is on."""
+    sources = memory_search.get("sources")
+    experimental = memory_search.get("experimental")
+    enabled = isinstance(experimental, Mapping) and experimental.get("sessionMemory") is True
+    listed = isinstance(sources, list) and "sessions" in sources
+    if listed and not enabled:
+        warnings.append(
+            "memorySearch.sources: 'sessions' needs experimental.sessionMemory = true (as in OpenClaw); not indexed"
+        )
+        return {**memory_search, "sources": [s for s in sources if s != "sessions"] or ["memory"]}
+    if enabled and not listed:  # OpenClaw: the flag alone does not add the source
+        return {**memory_search, "experimental": {**experimental, "sessionMemory": False}}  # type: ignore[dict-item]
+    return memory_search
+
+
+def mdrecall_index_path(agent_id: str, workspace: Path, state_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where mdrecall keeps its own index for an OpenClaw agent: never inside OpenClaw's state dir."""
+    return resolve_state_dir(state_dir) / "openclaw" / f"{agent_id}-{workspace_key(workspace)}.sqlite"
 
 
 def flush_settings_from_openclaw(raw: Mapping[str, Any], agent_id: str | None = None) -> FlushSettings:
@@ -323,6 +355,8 @@ def resolve_openclaw_settings(
     config, config_warnings = memory_config_from_openclaw(raw, agent, str(path))
     warnings.extend(config_warnings)
     ws = Path(workspace).expanduser() if workspace is not None else agent_workspace(raw, agent, state)
+    if db_path is None and ws.is_dir():
+        db_path = mdrecall_index_path(agent, ws.resolve())
     settings = resolve_settings(workspace=ws, agent_id=agent, state_dir=state, config=config, db_path=db_path)
     return dataclasses.replace(settings, config_path=used_path), warnings
 

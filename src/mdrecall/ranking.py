@@ -50,18 +50,26 @@ def to_epoch(now: datetime | float | None) -> float:
     return float(now)
 
 
-def age_days(path: str, source: str, mtime_ms: int | None, now_s: float) -> float | None:
-    """Age used for decay: sessions by file mtime, memory notes by the date in their name; None = no decay.
+def is_evergreen_path(path: str) -> bool:
+    """MEMORY.md / memory.md and undated notes under memory/ never decay (the spec's evergreen files)."""
+    normalized = path.replace("\\", "/").removeprefix("./")
+    if normalized.lower() in EVERGREEN_NAMES or normalized == "MEMORY.md":
+        return True
+    return normalized.startswith("memory/") and file_date(normalized) is None
 
-    A date in the future (or an mtime after `now`) counts as age 0: it never boosts a score.
+
+def age_days(path: str, source: str, mtime_ms: int | None, now_s: float) -> float | None:
+    """Age used for decay; None = no decay.
+
+    Sessions by file mtime; memory notes by the date in their name; evergreen files (MEMORY.md, undated
+    notes under memory/) never; other undated files (extra paths) by their mtime, as the spec says. A date
+    in the future (or an mtime after `now`) counts as age 0: it never boosts a score.
     """
-    if source == "sessions":
-        if mtime_ms is None:
+    day = file_date(path) if source != "sessions" else None
+    if day is None:
+        if mtime_ms is None or (source != "sessions" and is_evergreen_path(path)):
             return None
         return max(0.0, (now_s - mtime_ms / 1000.0) / DAY_SECONDS)
-    day = file_date(path)
-    if day is None:
-        return None
     start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp()
     return max(0.0, (now_s - start) / DAY_SECONDS)
 
@@ -120,9 +128,9 @@ def word_set(text: str) -> frozenset[str]:
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    """|a ∩ b| / |a ∪ b|; 0 when both are empty (nothing to call a duplicate)."""
+    """|a ∩ b| / |a ∪ b|; 1 when both are empty (the spec's and OpenClaw's rule: two empty texts are the same)."""
     union = len(a | b)
-    return len(a & b) / union if union else 0.0
+    return len(a & b) / union if union else 1.0
 
 
 def mmr_order(
@@ -130,17 +138,17 @@ def mmr_order(
 ) -> list[int]:
     """Indices picked greedily by λ·rel − (1−λ)·max Jaccard to the already picked; the most relevant first.
 
-    Relevance is divided by the best score first, so λ weighs two quantities on the same 0..1 scale whatever
-    the score range of the merge (min-max would turn the weakest candidate into 0 however good it is). λ is
-    clamped to [0, 1]; ties go to the earlier (better-ranked) index.
+    Relevance is min-max normalised to 0..1 first (as the spec and OpenClaw do), so λ weighs two quantities
+    on the same scale whatever the score range of the merge; equal scores all count as 1. λ is clamped to
+    [0, 1]; ties go to the earlier (better-ranked) index.
     """
     n = len(relevance)
     count = n if k is None else max(0, min(k, n))
     if count == 0:
         return []
     lam = min(1.0, max(0.0, lam))
-    high = max(relevance)
-    rel = [r / high for r in relevance] if high > 0 else list(relevance)
+    high, low = max(relevance), min(relevance)
+    rel = [(r - low) / (high - low) for r in relevance] if high > low else [1.0] * n
     first = max(range(n), key=lambda i: (relevance[i], -i))
     picked = [first]
     remaining = [i for i in range(n) if i != first]

@@ -37,7 +37,9 @@ from .ranking import (
     citations_enabled,
     clamp_to_budget,
     decay_multiplier,
+    file_date,
     format_citation,
+    is_evergreen_path,
     mmr_order,
     rrf_fuse,
     rrf_rescale,
@@ -236,13 +238,20 @@ def finish_results(results: list[SearchResult], with_citations: bool, budget: in
     return results[: len(snippets)]
 
 
+def _decays_by_mtime(path: str) -> bool:
+    return not is_evergreen_path(path) and file_date(path) is None
+
+
 def _session_mtimes(store: Store, hits: Sequence[Hit]) -> dict[str, int]:
-    """mtime (ms) of the session transcripts among the hits, read from the files table."""
-    paths = sorted({h.row.path for h in hits if h.row.source == "sessions"})
+    """mtime (ms), from the files table, of the hits that decay by mtime: session transcripts and undated
+    files outside memory/ (extra paths)."""
+    paths = sorted({h.row.path for h in hits if h.row.source == "sessions" or _decays_by_mtime(h.row.path)})
     if not paths:
         return {}
+    if hasattr(store, "session_mtimes"):  # a server-database store (backends/postgres) answers in its own SQL
+        return store.session_mtimes(paths)
     marks = ",".join("?" * len(paths))
-    rows = store.conn.execute(f"SELECT path, mtime FROM files WHERE source = 'sessions' AND path IN ({marks})", paths)
+    rows = store.conn.execute(f"SELECT path, mtime FROM files WHERE path IN ({marks})", paths)
     return {str(r[0]): int(r[1]) for r in rows}
 
 

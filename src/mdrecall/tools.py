@@ -8,14 +8,15 @@ the MCP server needs.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from .errors import MdrecallError, PathRefusedError
-from .ranking import citations_enabled
+from .ranking import citation_suffix, citations_enabled, format_citation
 
 MEMORY_SEARCH = "memory_search"
 MEMORY_GET = "memory_get"
@@ -80,6 +81,70 @@ STATUS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"deep": {"type": "boolean", "description": "Also probe the embedding provider and vector search."}},
     "additionalProperties": False,
+}
+
+# Output schemas (MCP `outputSchema`): what the structured content of each tool holds. Permissive on purpose
+# (extra keys allowed): error results keep the same shape plus `error`/`action`, so clients validate both.
+_ERROR_FIELDS: dict[str, Any] = {
+    "error": {"type": "string", "description": "What went wrong (present only on failure)."},
+    "action": {"type": "string", "description": "What to do next."},
+    "warning": {"type": "string"},
+    "notice": {"type": "string"},
+    "disabled": {"type": "boolean"},
+    "unavailable": {"type": "boolean"},
+}
+SEARCH_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "results": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "startLine": {"type": "integer"},
+                    "endLine": {"type": "integer"},
+                    "score": {"type": "number"},
+                    "snippet": {"type": "string"},
+                    "source": {"type": "string"},
+                    "citation": {"type": "string"},
+                },
+                "required": ["path", "startLine", "endLine", "score", "snippet", "source"],
+            },
+        },
+        "provider": {"type": "string"},
+        "model": {"type": ["string", "null"]},
+        "citations": {"type": "string"},
+        "catchingUp": {"type": "boolean"},
+        "fallback": {"type": "object"},
+        "backend": {"type": "string"},
+        "backendFallback": {"type": "object"},
+        **_ERROR_FIELDS,
+    },
+    "required": ["results"],
+}
+GET_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "text": {"type": "string"}, **_ERROR_FIELDS},
+    "required": ["path", "text"],
+}
+STATUS_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "provider": {"type": "string"},
+        "model": {"type": ["string", "null"]},
+        "files": {"type": "integer"},
+        "chunks": {"type": "integer"},
+        "dirty": {"type": "boolean"},
+        "workspaceDir": {"type": "string"},
+        "dbPath": {"type": "string"},
+        **_ERROR_FIELDS,
+    },
+}
+OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
+    "memory_search": SEARCH_OUTPUT_SCHEMA,
+    "memory_get": GET_OUTPUT_SCHEMA,
+    "memory_status": STATUS_OUTPUT_SCHEMA,
 }
 
 ALLOWED_PATHS_HINT = "MEMORY.md, memory.md and memory/**/*.md"
@@ -234,6 +299,85 @@ def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Shared by the CLI and the tools: merged hits, the empty-workspace line
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _overlaps(a: Any, b: Any) -> bool:
+    return a.path == b.path and a.source == b.source and a.start_line <= b.end_line and b.start_line <= a.end_line
+
+
+def _body(result: Any) -> str:
+    """The snippet without its `Source:` footer (citations on)."""
+    if result.citation and result.snippet.endswith(citation_suffix(result.citation)):
+        return result.snippet[: -len(citation_suffix(result.citation))]
+    return result.snippet
+
+
+def _whole_lines(result: Any, body: str) -> dict[int, str] | None:
+    """line number -> text when the snippet holds exactly the result's lines (not a cut window), else None."""
+    lines = body.split("\n")
+    if len(lines) != result.end_line - result.start_line + 1:
+        return None
+    return {result.start_line + i: line for i, line in enumerate(lines)}
+
+
+def _absorb(kept: Any, other: Any) -> None:
+    """Fold a lower-ranked hit into an overlapping better one: one result covering both line ranges."""
+    kept_body, other_body = _body(kept), _body(other)
+    mine, theirs = _whole_lines(kept, kept_body), _whole_lines(other, other_body)
+    start, end = min(kept.start_line, other.start_line), max(kept.end_line, other.end_line)
+    if mine is not None and theirs is not None:
+        joined = {**theirs, **mine}
+        if all(n in joined for n in range(start, end + 1)):
+            kept_body = "\n".join(joined[n] for n in range(start, end + 1))
+    kept.start_line, kept.end_line = start, end
+    kept.score = max(kept.score, other.score)
+    for field in ("vector_score", "text_score"):
+        values = [v for v in (getattr(kept, field, None), getattr(other, field, None)) if v is not None]
+        if values:
+            setattr(kept, field, max(values))
+    if kept.citation:
+        kept.citation = format_citation(kept.path, start, end)
+        kept.snippet = kept_body + citation_suffix(kept.citation)
+    else:
+        kept.snippet = kept_body
+
+
+def merge_overlapping(results: Sequence[Any], index: Any = None) -> list[Any]:
+    """Overlapping hits of one file (neighbouring chunks share `overlap` lines) become one result, best first.
+
+    The merged result spans both line ranges and keeps the better score; its snippet joins both when both
+    are whole chunks, else it is the better hit's snippet. The inputs are not modified.
+    """
+    merged: list[Any] = []
+    for result in results:
+        for kept in merged:
+            if _overlaps(kept, result):
+                _absorb(kept, result)
+                break
+        else:
+            merged.append(copy.copy(result))
+    return merged
+
+
+def no_memory_files_message(index: Any) -> str | None:
+    """One line when the workspace holds no memory at all (and no transcripts), naming where we looked."""
+    try:
+        if index.discover() or (index.discover_sessions() or []):
+            return None
+        workspace = index.settings.workspace
+        extras = list(getattr(index.config, "extra_paths", []) or [])
+    except Exception:  # a stand-in index without discovery: nothing to say
+        return None
+    looked = "MEMORY.md, memory.md, memory/**/*.md" + (f" and extra paths {', '.join(extras)}" if extras else "")
+    return (
+        f"no MEMORY.md or memory/ found in {workspace} (looked for {looked}): "
+        "run mdrecall in your agent's workspace, or pass --workspace DIR"
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
 # The tools
 # ---------------------------------------------------------------------------------------------------------
 
@@ -252,11 +396,15 @@ class MemoryTools:
         chat_type: ChatType | str = "direct",
         include_status: bool = False,
         citations: str | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
+        background: bool = True,
     ) -> None:
         self.index = index
         self.chat_type = chat_type
         self.include_status = include_status
         self._citations = citations
+        self._progress = progress  # building a missing index (the one time a search waits) reports here
+        self._background = background  # False: sync a stale index inline before answering (old behaviour)
         self._lock = threading.Lock()
 
     # -- configuration -----------------------------------------------------------------------------
@@ -357,7 +505,7 @@ class MemoryTools:
             return self._search_locked(query, max_results, min_score)
 
     def _search_locked(self, query: str, max_results: int | None, min_score: float | None) -> dict[str, Any]:
-        warning = self._refresh()
+        warning, catching_up = self._refresh()
         try:
             cite = include_citations(self.citations_mode, self.chat_type)
             response = self.index.search(
@@ -370,7 +518,7 @@ class MemoryTools:
         except Exception as err:  # the tool must answer, whatever broke underneath
             return {"results": [], **_unavailable(_describe(err), MEMORY_SEARCH)}
         out: dict[str, Any] = {
-            "results": [r.to_dict() for r in response.results],
+            "results": [r.to_dict() for r in merge_overlapping(response.results)],
             "provider": response.provider,
             "model": response.model,
             "citations": self.citations_mode,
@@ -381,22 +529,38 @@ class MemoryTools:
         fallback = self._fallback()
         if fallback:
             out["fallback"] = fallback
-        if response.notice:
-            out["notice"] = response.notice
+        notices = [n for n in (catching_up, response.notice) if n]
+        if notices:
+            out["notice"] = " ".join(notices)
+        if catching_up:
+            out["catchingUp"] = True
         if warning:
             out["warning"] = warning
         return out
 
-    def _refresh(self) -> str | None:
-        """Sync when the index is dirty (if the config asks for sync on search); a failure is a warning."""
+    def _refresh(self) -> tuple[str | None, str | None]:
+        """(warning, catching-up notice). Search never waits for indexing, except to build a missing index.
+
+        A stale index answers as it is while a background sync catches up (the spec's rule); only an index
+        that was never built is synced inline, with progress reported. A failure is a warning, not an error.
+        """
         sync_cfg = getattr(self.index.config, "sync", None)
         if sync_cfg is not None and not getattr(sync_cfg, "on_search", True):
-            return None
+            return None, None
+        has_index = getattr(self.index, "has_index", None)
+        request_sync = getattr(self.index, "request_sync", None)
         try:
-            self.index.ensure_fresh()
+            if not self._background or not callable(has_index) or not callable(request_sync) or not has_index():
+                self.index.ensure_fresh(**({"progress": self._progress} if self._progress else {}))
+                return None, None
+            changed = self.index.dirty_files()  # type: ignore[attr-defined]
+            if not changed and self.index.full_reindex_reason() is None:  # type: ignore[attr-defined]
+                return None, None
+            request_sync("search")
         except Exception as err:
-            return f"index refresh failed ({_describe(err)}); results may be stale"
-        return None
+            return f"index refresh failed ({_describe(err)}); results may be stale", None
+        what = f"{len(changed)} changed file(s)" if changed else "a settings change (full reindex)"
+        return None, f"the index is catching up with {what} in the background; results may miss the latest edits."
 
     def _fallback(self) -> dict[str, str] | None:
         try:
@@ -449,13 +613,15 @@ class MemoryTools:
         if not isinstance(deep, bool):
             return self._bad_arguments(MEMORY_STATUS, "deep must be true or false", args)
         with self._lock:
-            warning = self._refresh()
+            warning, catching_up = self._refresh()
             try:
                 status = dict(self.index.status(deep=deep))
             except Exception as err:
                 return _unavailable(_describe(err), MEMORY_STATUS)
         if warning:
             status["warning"] = warning
+        if catching_up:
+            status["notice"] = catching_up
         return status
 
 

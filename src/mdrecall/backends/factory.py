@@ -18,11 +18,16 @@ if TYPE_CHECKING:
 BACKENDS: dict[str, str] = {
     "builtin": "mdrecall.backends.builtin:open_builtin",
     "qmd": "mdrecall.backends.qmd:open_qmd",
+    "postgres": "mdrecall.backends.postgres:open_postgres",
 }
 
 
 def backend_name(settings: Settings) -> str:
-    return str(getattr(settings.config, "backend", "builtin") or "builtin")
+    name = str(getattr(settings.config, "backend", "builtin") or "builtin")
+    store = getattr(settings.config, "store", None)
+    if name == "builtin" and getattr(store, "driver", "sqlite") == "postgres":
+        return "postgres"  # `store.driver = "postgres"` (or `store.backend`) names the team backend too
+    return name
 
 
 def _opener(name: str) -> Callable[..., Any]:

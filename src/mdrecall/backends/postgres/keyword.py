@@ -1,0 +1,188 @@
+"""The keyword side on PostgreSQL: the same tokens and the same BM25 as SQLite's FTS5, so fusion sees equal scores.
+
+PostgreSQL's own parser splits text differently from FTS5's unicode61 tokenizer (hosts, file paths, hyphenated
+words) and `ts_rank_cd` is not BM25. Both would change which chunks the keyword side returns and how the shared
+fusion in `mdrecall.search` weighs them. So the tokens are cut here, in Python, the way unicode61 cuts
+`fts_text.index_text(chunk)` (letters and digits, case and accents folded), stored as a `tsvector` with
+positions (GIN-indexed for matching), and the score is FTS5's bm25 (k1 = 1.2, b = 0.75, the same idf floor)
+computed in SQL from term frequencies, document lengths and per-generation totals.
+
+The queries `mdrecall.search` builds are FTS5 MATCH strings; `translate` turns one into a `tsquery` (quoted
+phrases, bare words, AND / OR / NOT, parentheses, implicit AND, `*` prefixes) plus the list of its terms.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ...fts_text import index_text
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_QUERY_TOKEN = re.compile(r'"((?:[^"]|"")*)"\*?|\(|\)|[^\s()"]+')
+MAX_LEXEME_BYTES = 2000  # PostgreSQL refuses lexemes of 2 KiB and more
+MAX_POSITIONS = 255  # PostgreSQL keeps at most 256 positions per lexeme
+MAX_POSITION = 16383
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def fold(token: str) -> str:
+    """Lower case, diacritics removed (unicode61's remove_diacritics), recomposed so Hangul stays whole."""
+    lowered = token.lower()
+    if lowered.isascii():
+        return lowered
+    decomposed = unicodedata.normalize("NFKD", lowered)
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", stripped)
+
+
+def tokenize(text: str) -> list[str]:
+    """unicode61's tokens of already-indexed text: runs of letters and digits (underscore separates), folded."""
+    return [fold(t) for t in _TOKEN.findall(text)]
+
+
+def chunk_terms(text: str) -> tuple[str, int]:
+    """A chunk's `tsvector` literal (lexemes with positions) and its length in tokens (BM25's |D|)."""
+    tokens = tokenize(index_text(text))
+    positions: dict[str, list[int]] = defaultdict(list)
+    for index, token in enumerate(tokens, start=1):
+        places = positions[token]
+        if len(places) < MAX_POSITIONS:
+            places.append(min(index, MAX_POSITION))
+    parts = [
+        f"'{lexeme}':{','.join(map(str, sorted(set(places))))}"
+        for lexeme, places in positions.items()
+        if len(lexeme.encode("utf-8")) < MAX_LEXEME_BYTES
+    ]
+    return " ".join(parts), len(tokens)
+
+
+def _lexeme(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+@dataclass
+class KeywordQuery:
+    """A MATCH string translated: the `tsquery` text (None when nothing can match) and its distinct terms."""
+
+    tsquery: str | None
+    terms: list[str] = field(default_factory=list)
+
+
+class _Parser:
+    """Recursive descent over FTS5's query syntax; precedence NOT > AND > OR, as in FTS5 and tsquery."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.pos = 0
+        self.terms: list[str] = []
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self) -> str:
+        token = self.tokens[self.pos]
+        self.pos += 1
+        return token
+
+    def parse_or(self) -> str | None:
+        parts = [self.parse_and()]
+        while self.peek() == "OR":
+            self.take()
+            parts.append(self.parse_and())
+        kept = [p for p in parts if p]
+        return None if not kept else kept[0] if len(kept) == 1 else "(" + " | ".join(kept) + ")"
+
+    def parse_and(self) -> str | None:
+        parts = [self.parse_not()]
+        while self.peek() not in (None, "OR", ")"):
+            if self.peek() == "AND":
+                self.take()
+            parts.append(self.parse_not())
+        kept = [p for p in parts if p]
+        return None if not kept else kept[0] if len(kept) == 1 else "(" + " & ".join(kept) + ")"
+
+    def parse_not(self) -> str | None:
+        left = self.parse_atom()
+        while self.peek() == "NOT":
+            self.take()
+            right = self.parse_atom()
+            if right and left:
+                left = f"({left} & !{right})"
+        return left
+
+    def parse_atom(self) -> str | None:
+        token = self.peek()
+        if token is None:
+            return None
+        self.take()
+        if token == "(":
+            inner = self.parse_or()
+            if self.peek() == ")":
+                self.take()
+            return inner
+        if token in (")", "AND", "OR", "NOT"):
+            return None
+        return self.phrase(token)
+
+    def phrase(self, token: str) -> str | None:
+        prefix = token.endswith("*")
+        raw = token.rstrip("*")
+        if raw.startswith('"') and raw.endswith('"') and len(raw) >= 2:
+            raw = raw[1:-1].replace('""', '"')
+        words = tokenize(raw)
+        words = [w for w in words if len(w.encode("utf-8")) < MAX_LEXEME_BYTES]
+        if not words:
+            return None
+        self.terms.extend(words)
+        lexemes = [_lexeme(w) for w in words]
+        if prefix:
+            lexemes[-1] += ":*"
+        return lexemes[0] if len(lexemes) == 1 else "(" + " <-> ".join(lexemes) + ")"
+
+
+def translate(match: str) -> KeywordQuery:
+    """FTS5 MATCH string -> tsquery text and the terms that BM25 scores."""
+    parser = _Parser(_split(match))
+    expression = parser.parse_or()
+    return KeywordQuery(expression, list(dict.fromkeys(parser.terms)))
+
+
+def _split(match: str) -> list[str]:
+    return [m.group(0) for m in _QUERY_TOKEN.finditer(match)]
+
+
+# One statement, one snapshot: matches, document frequencies and totals are read together. Scores are FTS5's
+# bm25() (negative, lower is better), so `mdrecall.search.bm25_rank_to_score` maps them exactly as for SQLite.
+BM25_SQL = f"""
+WITH q(term) AS MATERIALIZED (SELECT DISTINCT unnest(%(terms)s::text[])),
+stats AS MATERIALIZED (
+  SELECT n_chunks::float8 AS n, CASE WHEN n_chunks > 0 THEN total_len::float8 / n_chunks ELSE 1 END AS avgdl
+  FROM mdrecall_generations WHERE id = %(gen)s
+),
+df AS MATERIALIZED (
+  SELECT q.term, (SELECT count(*) FROM mdrecall_chunks c
+                  WHERE c.generation = %(gen)s AND c.tsv @@ quote_literal(q.term)::tsquery)::float8 AS hits
+  FROM q
+),
+idf AS MATERIALIZED (
+  SELECT df.term, GREATEST(ln((s.n - df.hits + 0.5) / (df.hits + 0.5)), 1e-6) AS idf FROM df, stats s
+),
+m AS (
+  SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.doc_len, c.tsv
+  FROM mdrecall_chunks c
+  WHERE c.generation = %(gen)s AND c.model = %(model)s AND c.source = ANY(%(sources)s)
+    AND c.tsv @@ %(tsquery)s::tsquery
+)
+SELECT m.id, m.path, m.source, m.start_line, m.end_line, m.text,
+  -(SELECT coalesce(sum(i.idf * (x.tf * {BM25_K1 + 1}) /
+        (x.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * m.doc_len / s.avgdl))), 0)
+    FROM (SELECT u.lexeme, cardinality(u.positions)::float8 AS tf FROM unnest(m.tsv) u) x
+    JOIN idf i ON i.term = x.lexeme) AS rank
+FROM m, stats s
+ORDER BY rank ASC, m.id
+LIMIT %(limit)s
+"""

@@ -1,0 +1,373 @@
+"""`PgStore`: the builtin `Store`'s interface over one index generation on a PostgreSQL server.
+
+`mdrecall.sync` (incremental sync, embedding cache, per-file transactions) and `mdrecall.search.run_search`
+(fusion, decay, minScore, MMR, citations) run unchanged on it: only the storage differs. A store is bound to
+a connection (a sync's writer, or a search's REPEATABLE READ snapshot) or borrows one from the pool per call
+(status, dirty checks).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...store import ChunkRow, FileRow, FtsState, SearchRow, VectorState, now_ms
+from .keyword import BM25_SQL, chunk_terms, translate
+from .schema import ensure_hnsw_index, vector_expression
+
+META_KEY = "memory_index_meta_v1"
+ACTIVE = "active"
+
+
+class PgStore:
+    """Rows of one generation of one index (`index_id`); `generation=ACTIVE` follows the live generation."""
+
+    def __init__(
+        self,
+        pool: Any,
+        index_id: int | None,
+        generation: int | str | None = ACTIVE,
+        conn: Any = None,
+        ef_search: int = 200,
+    ) -> None:
+        self.pool = pool
+        self.index_id = index_id
+        self._generation = generation
+        self.conn = conn
+        self.ef_search = ef_search
+        self.tuned_ef = 0  # ef_search already in force on the bound connection's transaction
+        self.fts = FtsState(enabled=True, available=True)
+        self.vector = VectorState(enabled=True, available=True, extension_path="pgvector")
+        self.path = None
+
+    # -- connections -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        if self.conn is not None:
+            yield self.conn
+        else:
+            with self.pool.connection() as conn:
+                yield conn
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A transaction (a savepoint when nested) on the bound connection, or on a borrowed one."""
+        if self.conn is not None:
+            with self.conn.transaction():
+                yield
+            return
+        with self.pool.connection() as conn:
+            self.conn = conn
+            try:
+                with conn.transaction():
+                    yield
+            finally:
+                self.conn = None
+
+    def generation(self, conn: Any) -> int | None:
+        """The generation this store reads and writes (the live one when following ACTIVE)."""
+        if self._generation != ACTIVE:
+            return self._generation  # type: ignore[return-value]
+        if self.index_id is None:
+            return None
+        row = conn.execute("SELECT active_generation FROM mdrecall_indexes WHERE id = %s", (self.index_id,)).fetchone()
+        return row[0] if row else None
+
+    def pin(self) -> PgStore:
+        """Fix the generation (a search snapshot must not follow a swap half-way)."""
+        with self._connection() as conn:
+            self._generation = self.generation(conn)
+        return self
+
+    def close(self) -> None:
+        """Nothing to close: connections belong to the pool or to the caller."""
+
+    def checkpoint(self) -> None:
+        """SQLite's WAL checkpoint has no Postgres counterpart."""
+
+    def refresh_vector_state(self) -> None:
+        """Vector support does not change under a running store."""
+
+    # -- meta --------------------------------------------------------------------------------------
+
+    def read_meta_value(self, key: str) -> str | None:
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return None
+            row = conn.execute(
+                "SELECT value FROM mdrecall_meta WHERE generation = %s AND key = %s", (gen, key)
+            ).fetchone()
+        return row[0] if row else None
+
+    def write_meta_value(self, key: str, value: str) -> None:
+        with self._connection() as conn:
+            conn.execute(
+                "INSERT INTO mdrecall_meta(generation, key, value) VALUES (%s, %s, %s) "
+                "ON CONFLICT (generation, key) DO UPDATE SET value = excluded.value",
+                (self.generation(conn), key, value),
+            )
+
+    def read_meta(self) -> dict[str, Any] | None:
+        raw = self.read_meta_value(META_KEY)
+        if raw is None:
+            return None
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        self.write_meta_value(META_KEY, json.dumps(meta, sort_keys=True))
+
+    # -- files and chunks --------------------------------------------------------------------------
+
+    def get_files(self, source: str) -> dict[str, FileRow]:
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return {}
+            rows = conn.execute(
+                "SELECT path, source, hash, mtime, size FROM mdrecall_files WHERE generation = %s AND source = %s",
+                (gen, source),
+            ).fetchall()
+        return {r[0]: FileRow(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows}
+
+    def upsert_file(self, row: FileRow) -> None:
+        with self._connection() as conn:
+            conn.execute(
+                "INSERT INTO mdrecall_files(generation, path, source, hash, mtime, size) "
+                "VALUES (%s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (generation, path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
+                "mtime = excluded.mtime, size = excluded.size",
+                (self.generation(conn), row.path, row.source, row.hash, row.mtime, row.size),
+            )
+
+    def delete_file(self, path: str, source: str) -> None:
+        self.delete_chunks_for(path, source)
+        with self._connection() as conn:
+            conn.execute(
+                "DELETE FROM mdrecall_files WHERE generation = %s AND path = %s AND source = %s",
+                (self.generation(conn), path, source),
+            )
+
+    def delete_chunks_for(self, path: str, source: str) -> None:
+        """Drop a file's chunks and take them out of the generation's BM25 totals, in one statement."""
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            conn.execute(
+                "WITH gone AS (DELETE FROM mdrecall_chunks WHERE generation = %s AND path = %s AND source = %s "
+                "RETURNING doc_len) "
+                "UPDATE mdrecall_generations SET n_chunks = n_chunks - (SELECT count(*) FROM gone), "
+                "total_len = total_len - (SELECT coalesce(sum(doc_len), 0) FROM gone) WHERE id = %s",
+                (gen, path, source, gen),
+            )
+
+    def insert_chunks(self, rows: Sequence[ChunkRow]) -> None:
+        if not rows:
+            return
+        stamp = now_ms()
+        params = []
+        total_len = 0
+        for row in rows:
+            tsv, doc_len = chunk_terms(row.text)
+            total_len += doc_len
+            vector = None if row.embedding is None else np.asarray(row.embedding, dtype=np.float32)
+            dims = None if vector is None else int(vector.shape[0])
+            params.append(
+                (
+                    row.id,
+                    row.path,
+                    row.source,
+                    row.start_line,
+                    row.end_line,
+                    row.hash,
+                    row.model,
+                    row.text,
+                    tsv,
+                    doc_len,
+                    dims,
+                    vector,
+                    stamp,
+                )
+            )
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO mdrecall_chunks(generation, id, path, source, start_line, end_line, hash, model, "
+                    "text, tsv, doc_len, dims, embedding, updated_at) "
+                    f"VALUES ({int(gen)}, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s, %s, %s)",
+                    params,
+                )
+            conn.execute(
+                "UPDATE mdrecall_generations SET n_chunks = n_chunks + %s, total_len = total_len + %s WHERE id = %s",
+                (len(rows), total_len, gen),
+            )
+
+    def ensure_vector_table(self, dims: int) -> bool:
+        """The HNSW index for this width exists (vectors of every width share the chunks table)."""
+        with self._connection() as conn:
+            ensure_hnsw_index(conn, dims)
+        self.vector.dims = dims
+        return True
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        result: dict[str, dict[str, int]] = {}
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return result
+            files = conn.execute(
+                "SELECT source, count(*) FROM mdrecall_files WHERE generation = %s GROUP BY source", (gen,)
+            ).fetchall()
+            chunks = conn.execute(
+                "SELECT source, count(*) FROM mdrecall_chunks WHERE generation = %s GROUP BY source", (gen,)
+            ).fetchall()
+        for source, n in files:
+            result.setdefault(source, {"files": 0, "chunks": 0})["files"] = int(n)
+        for source, n in chunks:
+            result.setdefault(source, {"files": 0, "chunks": 0})["chunks"] = int(n)
+        return result
+
+    def vector_row_count(self) -> int:
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            row = conn.execute(
+                "SELECT count(*) FROM mdrecall_chunks WHERE generation = %s AND embedding IS NOT NULL", (gen,)
+            ).fetchone()
+        return int(row[0])
+
+    def session_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
+        """mtime (ms) of session transcripts, for temporal decay (`mdrecall.search`)."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT path, mtime FROM mdrecall_files "
+                "WHERE generation = %s AND source = 'sessions' AND path = ANY(%s)",
+                (self.generation(conn), list(paths)),
+            ).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    # -- embedding cache (per index: agents never share vectors) -------------------------------------
+
+    def cache_get(self, provider: str, model: str, provider_key: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        wanted = list(dict.fromkeys(hashes))
+        if not wanted:
+            return {}
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT hash, embedding FROM mdrecall_embedding_cache WHERE index_id = %s AND provider = %s "
+                "AND model = %s AND provider_key = %s AND hash = ANY(%s)",
+                (self.index_id, provider, model, provider_key, wanted),
+            ).fetchall()
+        return {h: np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32) for h, v in rows}
+
+    def cache_touch(self, provider: str, model: str, provider_key: str, hashes: Iterable[str]) -> None:
+        with self._connection() as conn:
+            conn.execute(
+                "UPDATE mdrecall_embedding_cache SET updated_at = %s WHERE index_id = %s AND provider = %s "
+                "AND model = %s AND provider_key = %s AND hash = ANY(%s)",
+                (now_ms(), self.index_id, provider, model, provider_key, list(hashes)),
+            )
+
+    def cache_put(
+        self, provider: str, model: str, provider_key: str, entries: Iterable[tuple[str, np.ndarray]]
+    ) -> None:
+        stamp = now_ms()
+        params = [
+            (self.index_id, provider, model, provider_key, h, np.asarray(v, dtype=np.float32), len(v), stamp)
+            for h, v in entries
+        ]
+        if not params:
+            return
+        with self._connection() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO mdrecall_embedding_cache(index_id, provider, model, provider_key, hash, embedding, dims, "
+                "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (index_id, provider, model, provider_key, hash) DO UPDATE SET "
+                "embedding = excluded.embedding, dims = excluded.dims, updated_at = excluded.updated_at",
+                params,
+            )
+
+    def cache_evict(self, max_entries: int | None) -> int:
+        if not max_entries:
+            return 0
+        excess = self.cache_count() - max_entries
+        if excess <= 0:
+            return 0
+        with self._connection() as conn:
+            conn.execute(
+                "DELETE FROM mdrecall_embedding_cache WHERE (index_id, provider, model, provider_key, hash) IN "
+                "(SELECT index_id, provider, model, provider_key, hash FROM mdrecall_embedding_cache "
+                "WHERE index_id = %s ORDER BY updated_at ASC LIMIT %s)",
+                (self.index_id, excess),
+            )
+        return excess
+
+    def cache_count(self) -> int:
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM mdrecall_embedding_cache WHERE index_id = %s", (self.index_id,)
+            ).fetchone()
+        return int(row[0])
+
+    # -- queries -----------------------------------------------------------------------------------
+
+    def keyword_search(self, fts_query: str, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
+        """An FTS5 MATCH string, run as tsquery + BM25; `score` is FTS5's bm25 rank (lower is better)."""
+        query = translate(fts_query)
+        if query.tsquery is None:
+            return []
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return []
+            rows = conn.execute(
+                BM25_SQL,
+                {
+                    "terms": query.terms,
+                    "gen": gen,
+                    "model": model,
+                    "sources": list(sources),
+                    "tsquery": query.tsquery,
+                    "limit": limit,
+                },
+            ).fetchall()
+        return [SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(r[6])) for r in rows]
+
+    @contextlib.contextmanager
+    def _vector_settings(self, conn: Any, limit: int) -> Iterator[None]:
+        """HNSW breadth and iterative scans (so filters by generation and source still fill `limit`), set for
+        this transaction only. A search snapshot set them already, in the same round trip as its BEGIN."""
+        ef = max(self.ef_search, 2 * limit)
+        if self.tuned_ef >= ef:
+            yield
+            return
+        with conn.transaction():
+            conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}; SET LOCAL hnsw.iterative_scan = relaxed_order")
+            yield
+
+    def vector_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
+        """Nearest chunks by cosine through the HNSW index for the query's width (iterative scan when filtered)."""
+        vector = np.asarray(query, dtype=np.float32)
+        dims = int(vector.shape[0])
+        expression, _ = vector_expression(dims)
+        cast = expression.split("::", 1)[1]
+        with self._connection() as conn, self._vector_settings(conn, limit):
+            gen = self.generation(conn)
+            if gen is None:
+                return []
+            rows = conn.execute(
+                f"SELECT id, path, source, start_line, end_line, text, {expression} <=> %(q)s::{cast} AS distance "
+                f"FROM mdrecall_chunks WHERE dims = {dims} AND generation = %(gen)s AND model = %(model)s "
+                f"AND source = ANY(%(sources)s) ORDER BY {expression} <=> %(q)s::{cast} LIMIT %(limit)s",
+                {"q": vector, "gen": gen, "model": model, "sources": list(sources), "limit": limit},
+            ).fetchall()
+        hits = [SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], 1.0 - float(r[6])) for r in rows]
+        return sorted(hits, key=lambda h: -h.score)  # relaxed_order may return near-ties out of order
