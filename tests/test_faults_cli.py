@@ -27,7 +27,10 @@ from typer.testing import CliRunner
 
 from fake_embedding_server import FakeEmbeddingServer
 from mdrecall.cli import app
+from mdrecall.config import resolve_settings
 from mdrecall.embeddings import remote
+from mdrecall.manager import MemoryIndex
+from mdrecall.tools import MemoryTools
 
 from .conftest import write
 
@@ -67,6 +70,11 @@ def run_process(ws: Path, state: Path, *args: str, fsize: int | None = None, as_
     return subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limit, timeout=120)
 
 
+def db_of(ws: Path, state: Path) -> Path:
+    """The default index file of this workspace (keyed by agent and workspace)."""
+    return resolve_settings(workspace=ws, state_dir=state).db_path
+
+
 def one_line_failure(proc) -> str:
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
@@ -88,14 +96,14 @@ def indexed(ws: Path, tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     state = tmp_path / "state"
     assert cli(ws, state, "index").exit_code == 0
     yield ws, state
-    for path in (state / "memory", state / "memory" / "main.sqlite"):
+    for path in (state / "memory", db_of(ws, state)):
         if path.exists():
             path.chmod(0o755 if path.is_dir() else 0o644)
 
 
 def test_disk_full_keeps_the_index_and_search_works(indexed: tuple[Path, Path]) -> None:
     ws, state = indexed
-    db = state / "memory" / "main.sqlite"
+    db = db_of(ws, state)
     write(ws, "memory/big.md", "".join(f"dugong line {i} " + "filler words " * 20 + "\n" for i in range(1500)))
     limit = db.stat().st_size + 16_384
     line = one_line_failure(run_process(ws, state, "index", fsize=limit))
@@ -108,7 +116,7 @@ def test_disk_full_keeps_the_index_and_search_works(indexed: tuple[Path, Path]) 
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 3, "nothing indexed before was lost"
     conn.close()
-    assert not list(db.parent.glob("main.sqlite.tmp-*")), "the failed reindex's temp files are gone"
+    assert not list(db.parent.glob(f"{db.name}.tmp-*")), "the failed reindex's temp files are gone"
     assert_all_found(ws, state)
     assert cli(ws, state, "index").exit_code == 0  # space again: the big note is indexed too
     assert_all_found(ws, state, {"memory/big.md": "dugong"})
@@ -120,7 +128,7 @@ def test_read_only_state_directory_searches_read_only(indexed: tuple[Path, Path]
     write(ws, "memory/new.md", "The echidna note arrived after the index.\n")
     memory_dir = state / "memory"
     listing = sorted(p.name for p in memory_dir.iterdir())
-    (memory_dir / "main.sqlite").chmod(0o444)
+    db_of(ws, state).chmod(0o444)
     memory_dir.chmod(0o555)
     searched = run_process(ws, state, "search", "caracal", "--json", as_user=True)
     assert searched.returncode == 0, searched.stderr
@@ -132,7 +140,7 @@ def test_read_only_state_directory_searches_read_only(indexed: tuple[Path, Path]
     assert "read-only" in line
     assert sorted(p.name for p in memory_dir.iterdir()) == listing
     memory_dir.chmod(0o755)
-    (memory_dir / "main.sqlite").chmod(0o644)
+    db_of(ws, state).chmod(0o644)
     assert_all_found(ws, state, {"memory/new.md": "echidna"})
 
 
@@ -214,7 +222,7 @@ def test_fallback_provider_takes_over_and_hands_back(ws: Path, tmp_path: Path, f
         result = cli(ws, state, "index", "--force", "--json")
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["fullReindex"] and fallback.count("gemini.batchEmbed") > 0
-        status = json.loads(cli(ws, state, "status", "--json").stdout)
+        status = json.loads(cli(ws, state, "status", "--index", "--json").stdout)  # syncs first: meets the outage
         assert status["provider"] == "gemini" and status["vectorsPending"] == 0, status
         searched = cli(ws, state, "search", "ibis", "--json")
         assert searched.exit_code == 0 and "keyword results only" not in searched.stderr, searched.output
@@ -225,3 +233,25 @@ def test_fallback_provider_takes_over_and_hands_back(ws: Path, tmp_path: Path, f
         status = json.loads(cli(ws, state, "status", "--json").stdout)
         assert status["provider"] == "openai" and status["vectorsPending"] == 0
         assert_all_found(ws, state, {"memory/during.md": "ibis"})
+
+
+def test_agent_tools_answer_through_an_outage(ws: Path, tmp_path: Path, fast_retries) -> None:
+    """memory_search / memory_get as an agent calls them: keyword answers with a notice, never an error."""
+    with FakeEmbeddingServer() as server:
+        _remote_config(ws, server)
+        write(ws, "memory/keys.md", "The jackal deploy uses AKIAQX7TOOLS001ABCDE for uploads.\n")
+        index = MemoryIndex(resolve_settings(workspace=ws, state_dir=tmp_path / "state"))
+        try:
+            tools = MemoryTools(index)
+            assert tools.call("memory_search", {"query": "jackal deploy"})["results"]
+            server.outage = 503
+            answer = tools.call("memory_search", {"query": "jackal deploy"})
+            assert "error" not in answer and "keyword results only" in answer["notice"]
+            hit = answer["results"][0]
+            assert hit["path"] == "memory/keys.md" and "[REDACTED:aws-key]" in hit["snippet"]
+            got = tools.call("memory_get", {"path": hit["path"], "from": hit["startLine"], "lines": 1})
+            assert "AKIAQX7TOOLS001ABCDE" in got["text"], "memory_get shows the file as written"
+            server.outage = None
+            assert "notice" not in tools.call("memory_search", {"query": "caracal cluster"})
+        finally:
+            index.close()
