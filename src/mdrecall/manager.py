@@ -630,7 +630,7 @@ class MemoryIndex:
         }
         if self.recovery:
             out["recovered"] = self.recovery
-        if provider is not None:
+        if provider is not None and hasattr(store, "pending_vector_count"):
             out["vectorsPending"] = store.pending_vector_count(meta.get("model") or provider.model)
         if self.last_sync is not None and self.last_sync.provider_error:
             out["providerError"] = self.last_sync.provider_error

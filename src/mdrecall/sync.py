@@ -425,7 +425,7 @@ def incremental_sync(
             if progress:
                 progress(done, len(pending), item.file.path)
 
-    if provider is not None:
+    if provider is not None and hasattr(store, "pending_vector_count"):  # stores without it: no pending vectors
         if report.provider_error is None:
             _fill_pending_vectors(store, embedder, model, report)
         report.vectors_pending = store.pending_vector_count(model)
