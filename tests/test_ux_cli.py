@@ -178,11 +178,18 @@ def test_an_empty_query_exits_1_with_one_line(kw: Path, tmp_path: Path, query: s
     assert "query is empty" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
-def test_usage_mistakes_exit_1_with_one_line() -> None:
+def test_usage_mistakes_exit_1_with_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """The console entry point (`main`), in-process: click's usage errors become one line and exit code 1."""
+    from mdrecall.cli import main
+
     for args in (["search"], ["bogus"], ["search", "x", "--max-results", "many"]):
-        result = mdrecall(*args)
-        assert result.returncode == 1, args
-        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+        monkeypatch.setattr(sys, "argv", ["mdrecall", *args])
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+        assert exit_info.value.code == 1, args
+        stderr = capsys.readouterr().err
+        assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr
+        assert stderr.startswith("error: ") and "--help" in stderr
 
 
 def test_auto_says_what_it_picked_and_a_failed_deep_probe_exits_1(

@@ -60,29 +60,41 @@ def test_mdrecall_mcp_over_stdio_flags_errors_and_declares_output_schemas(kw: Pa
     anyio.run(scenario)
 
 
-def test_module_entry_point_fails_in_one_line(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "mdrecall.mcp_server", "--workspace", str(tmp_path / "missing")],
-        capture_output=True,
-        text=True,
-        timeout=60,
+def test_module_entry_point_fails_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`python -m mdrecall.mcp_server` runs `main()`: a user mistake is one line and exit code 1."""
+    from mdrecall.mcp_server import main
+
+    assert main(["--workspace", str(tmp_path / "missing")]) == 1
+    assert capsys.readouterr().err.strip() == f"error: workspace not found: {tmp_path / 'missing'}"
+
+
+def test_without_the_sdk_the_server_says_so_in_one_line(
+    kw: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """A broken install (the SDK failed to import) gives one line, from both entry points."""
+    import mdrecall.mcp_server as server
+    from mdrecall.cli import main as cli_main
+
+    monkeypatch.setattr(server, "_IMPORT_ERROR", ImportError("No module named 'mcp'"))
+    assert server.main(["--workspace", str(kw)]) == 1
+    stderr = capsys.readouterr().err
+    assert "MCP SDK" in stderr and len(stderr.strip().splitlines()) == 1
+    monkeypatch.setattr(sys, "argv", ["mdrecall", "--workspace", str(kw), "mcp"])
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main()
+    assert exit_info.value.code == 1
+    stderr = capsys.readouterr().err
+    assert "MCP SDK" in stderr and len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr
+
+
+def test_a_missing_sdk_is_caught_at_import(kw: Path) -> None:
+    """The import guard itself: with `mcp` unimportable the module still imports and main() says why."""
+    code = (
+        "import sys; sys.modules['mcp'] = None; from mdrecall.mcp_server import main; "
+        "sys.exit(main(['--workspace', sys.argv[1]]))"
     )
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip() == f"error: workspace not found: {tmp_path / 'missing'}"
-
-
-def test_without_the_sdk_the_server_says_so_in_one_line(kw: Path) -> None:
-    """A broken install (the SDK cannot be imported) gives one line, from both entry points."""
-    block = "import sys; sys.modules['mcp'] = None; "
-    module = block + "from mdrecall.mcp_server import main; sys.exit(main(['--workspace', sys.argv[1]]))"
-    cli = block + "from mdrecall.cli import main; sys.argv[1:1] = ['--workspace']; main()"
-    for code, extra in ((module, []), (cli, ["mcp"])):
-        proc = subprocess.run(
-            [sys.executable, "-c", code, str(kw), *extra], capture_output=True, text=True, timeout=60
-        )
-        assert proc.returncode == 1, proc.stderr
-        assert "Traceback" not in proc.stderr and "MCP SDK" in proc.stderr
-        assert len(proc.stderr.strip().splitlines()) == 1
+    proc = subprocess.run([sys.executable, "-c", code, str(kw)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "MCP SDK" in proc.stderr
 
 
 # -- HTTP token ---------------------------------------------------------------------------------------------
