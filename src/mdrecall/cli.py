@@ -22,6 +22,7 @@ from rich.text import Text
 
 from . import __version__
 from .backends import MemoryBackend, open_backend
+from .cli_facts import register as register_fact_commands
 from .config import Settings
 from .errors import IndexWriteError, MdrecallError, describe_os_error
 from .sync import SyncReport
@@ -545,6 +546,9 @@ def mcp(
             run_stdio(settings)
     except MdrecallError as exc:
         _fail(str(exc))
+
+
+register_fact_commands(app)  # facts, hook, install: see cli_facts.py
 
 
 def main() -> None:

@@ -191,6 +191,32 @@ class ExperimentalConfig(_Section):
     session_memory: bool = False
 
 
+class FactsLlmConfig(_Section):
+    """The optional LLM capture extractor: any OpenAI-compatible `/chat/completions` endpoint."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str = "gpt-4.1-mini"
+    timeout_seconds: float = Field(20, gt=0)
+
+
+class FactsConfig(_Section):
+    """The fact store (LanceDB) and the hooks' auto-recall / auto-capture (see docs/facts.md)."""
+
+    enabled: bool = True
+    file: str = "memory/facts.md"
+    auto_recall: bool = True
+    auto_capture: bool = True
+    capture: Literal["rules", "llm"] = "rules"
+    max_captures_per_session: int = Field(3, ge=0, le=100)
+    recall_limit: int = Field(3, ge=1, le=50)
+    recall_min_score: float = Field(0.2, ge=0, le=1)
+    recall_max_chars: int = Field(1500, ge=100)
+    duplicate_threshold: float = Field(0.95, gt=0, le=1)
+    context_window: int = Field(200_000, ge=1000)
+    llm: FactsLlmConfig = Field(default_factory=FactsLlmConfig)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # QMD sidecar (`[qmd]`, OpenClaw's `memory.qmd.*`): used when `backend = "qmd"`. Owned by the qmd backend.
 # ---------------------------------------------------------------------------------------------------------
@@ -321,6 +347,7 @@ class MemoryConfig(_Section):
     query: QueryConfig = Field(default_factory=QueryConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     experimental: ExperimentalConfig = Field(default_factory=ExperimentalConfig)
+    facts: FactsConfig = Field(default_factory=FactsConfig)
     citations: Literal["auto", "on", "off"] = "auto"
     backend: Literal["builtin", "qmd", "postgres"] = "builtin"
     qmd: QmdConfig = Field(default_factory=QmdConfig)

@@ -73,18 +73,19 @@ def _tool_list(tools: MemoryTools) -> list[Any]:
             description=spec["description"],
             input_schema=spec["parameters"],
             output_schema=OUTPUT_SCHEMAS.get(spec["name"]),
-            annotations=_read_only(),
+            annotations=_read_only() if spec["name"] in OUTPUT_SCHEMAS else None,
         )
         for spec in tools.definitions(style="plain")
     ]
 
 
-def is_error_result(name: str, result: dict[str, Any]) -> bool:
-    """A tool result the client should flag: an unknown tool, or any result that carries an `error`."""
-    return name not in OUTPUT_SCHEMAS or bool(result.get("error"))
+def is_error_result(name: str, result: dict[str, Any], extra: Sequence[str] = ()) -> bool:
+    """A tool result the client should flag: an unknown tool, or any result that carries an `error`.
+    `extra`: names of tools added on top of MemoryTools (the fact tools, docs/facts.md)."""
+    return (name not in OUTPUT_SCHEMAS and name not in extra) or bool(result.get("error"))
 
 
-def build_server(tools: MemoryTools) -> Any:
+def build_server(tools: MemoryTools | Any) -> Any:
     """A low-level MCP server whose tool calls go to `tools.call` (run in a worker thread: it blocks)."""
 
     async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
@@ -96,7 +97,7 @@ def build_server(tools: MemoryTools) -> Any:
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
             structured_content=result,
-            is_error=is_error_result(params.name, result),
+            is_error=is_error_result(params.name, result, getattr(tools, "extra_names", ())),
         )
 
     def input_schema(name: str) -> dict[str, Any] | None:
@@ -129,8 +130,10 @@ def _stderr_progress() -> Any:
 
 
 def _open_tools(settings: Settings) -> tuple[MemoryBackend, MemoryTools]:
+    from .fact_tools import with_fact_tools  # memory_store/recall/forget when facts are on (docs/facts.md)
+
     index = open_backend(settings)
-    return index, MemoryTools(index, include_status=True, progress=_stderr_progress())
+    return index, with_fact_tools(MemoryTools(index, include_status=True, progress=_stderr_progress()), settings)
 
 
 def read_token(token_file: str | os.PathLike[str] | None) -> str | None:

@@ -124,7 +124,7 @@ def render_session_memory(
         lines.append(f"- **Session ID**: {session_id}")
     if source:
         lines.append(f"- **Source**: {source}")
-    lines += ["", "## Conversation", "", _conversation_text(turns), ""]
+    lines += ["", "## Conversation", "", _conversation_text(turns) if turns else "(no messages)", ""]
     return "\n".join(lines)
 
 
@@ -158,14 +158,15 @@ def save_session_memory(
     now: datetime | None = None,
     message_count: int = DEFAULT_MESSAGE_COUNT,
     slugify: SlugFn | None = None,
+    write_empty: bool = False,
 ) -> Path | None:
     """Write the session's recent turns to `memory/YYYY-MM-DD-<slug>.md`; returns the path.
 
-    Returns None (and writes nothing) when the transcript has no user/assistant text: an empty session
-    has nothing worth remembering.
+    Returns None (and writes nothing) when the transcript has no user/assistant text, unless `write_empty`
+    (the agent hooks set it: the spec's hook records that a session happened even when it was empty).
     """
     turns = recent_turns(transcript, message_count)
-    if not turns:
+    if not turns and not write_empty:
         return None
     when = now or datetime.now().astimezone()
     memory_dir = Path(workspace) / "memory"

@@ -1,0 +1,119 @@
+"""Precision and recall of the auto-capture rules on a labelled set of user statements.
+
+    python bench/quality/capture_eval.py [--set bench/quality/capture_set.jsonl] [--out bench/results/capture.json]
+
+Each line of the set is `{"text", "lang", "capture": true|false, "category"}`: `capture` says whether an
+assistant should keep the statement as a memory (a preference, decision, fact about a person, contact, or
+an explicit "remember ..."); `category` the expected one for positives. A statement counts as captured
+when `capture.extract_rules([text])` returns a candidate (the same call the hooks make). Prints a table per
+language and overall, the misses and false captures, and writes the figures as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "src"))
+
+from mdrecall.capture import extract_rules  # noqa: E402
+
+DEFAULT_SET = ROOT / "bench" / "quality" / "capture_set.jsonl"
+DEFAULT_OUT = ROOT / "bench" / "results" / "capture.json"
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _scores(tp: int, fp: int, fn: int, tn: int) -> dict[str, Any]:
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+        "precision": round(precision, 3),
+        "recall": round(recall, 3),
+        "f1": round(f1, 3),
+    }
+
+
+def evaluate(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run the rules on each statement; count per language, overall, and category agreement."""
+    counts: dict[str, list[int]] = {}
+    misses, false_captures, wrong_category = [], [], []
+    category_hits = 0
+    for row in rows:
+        found = extract_rules([row["text"]], limit=1)
+        captured = bool(found)
+        lang_counts = counts.setdefault(row["lang"], [0, 0, 0, 0])
+        if row["capture"] and captured:
+            lang_counts[0] += 1
+            expected = "entity" if row["category"] == "entity" else row["category"]
+            if found[0].category == expected:
+                category_hits += 1
+            else:
+                wrong_category.append({"text": row["text"], "expected": expected, "got": found[0].category})
+        elif captured:
+            lang_counts[1] += 1
+            false_captures.append({"text": row["text"][:120], "lang": row["lang"], "as": found[0].category})
+        elif row["capture"]:
+            lang_counts[2] += 1
+            misses.append({"text": row["text"], "lang": row["lang"], "category": row["category"]})
+        else:
+            lang_counts[3] += 1
+    total = [sum(c[i] for c in counts.values()) for i in range(4)]
+    return {
+        "overall": _scores(*total),
+        "byLanguage": {lang: _scores(*c) for lang, c in sorted(counts.items())},
+        "categoryAccuracy": round(category_hits / total[0], 3) if total[0] else None,
+        "statements": len(rows),
+        "positives": sum(1 for r in rows if r["capture"]),
+        "negatives": sum(1 for r in rows if not r["capture"]),
+        "misses": misses,
+        "falseCaptures": false_captures,
+        "wrongCategory": wrong_category,
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = ["| language | statements | precision | recall | F1 |", "| --- | ---: | ---: | ---: | ---: |"]
+    for lang, s in [*result["byLanguage"].items(), ("**all**", result["overall"])]:
+        n = s["tp"] + s["fp"] + s["fn"] + s["tn"]
+        lines.append(f"| {lang} | {n} | {s['precision']:.3f} | {s['recall']:.3f} | {s['f1']:.3f} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", type=Path, default=DEFAULT_SET)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args()
+    rows = load(args.set)
+    started = time.perf_counter()
+    result = evaluate(rows)
+    result["seconds"] = round(time.perf_counter() - started, 3)
+    result["python"] = platform.python_version()
+    print(table(result))
+    print(f"\ncategory accuracy on captured positives: {result['categoryAccuracy']}")
+    for title, items in (("missed", result["misses"]), ("false captures", result["falseCaptures"])):
+        print(f"\n{title} ({len(items)}):")
+        for item in items:
+            print(f"  [{item['lang']}] {item['text'][:100]}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

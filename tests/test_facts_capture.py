@@ -1,0 +1,175 @@
+"""Auto-capture: the rules (several languages, never assistant text / injected memories / secrets / questions),
+the per-conversation cap, the optional LLM extractor against a local OpenAI-compatible server, and the
+labelled set's size and measured precision/recall floors."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from facts_fixtures import hashing_provider, make_settings  # noqa: F401
+from mdrecall.capture import LlmExtractor, auto_capture, extract_rules, reject_reason, rule_candidate
+from mdrecall.facts import FactStore
+
+ROOT = Path(__file__).resolve().parents[1]
+CAPTURE_SET = ROOT / "bench" / "quality" / "capture_set.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("I prefer dark mode in every editor I use.", "preference"),
+        ("We decided to deploy the API on Fly.io instead of Heroku.", "decision"),
+        ("My manager is Priya Raman.", "entity"),
+        ("You can reach Marco at +44 20 7946 0958.", "entity"),
+        ("Remember that the staging database is reset every Sunday night.", "fact"),
+        ("Eu prefiro respostas curtas e diretas.", "preference"),
+        ("Decidimos migrar el frontend a React 19.", "decision"),
+        ("Je m'appelle Hugo et je suis développeur mobile.", "entity"),
+        ("Merk dir, dass der Testserver jeden Montag neu startet.", "fact"),
+        ("我们决定下个月迁移到阿里云。", "decision"),
+        ("私は東京に住んでいます。", "entity"),
+        ("저는 짧은 답변을 좋아해요.", "preference"),
+    ],
+)
+def test_rules_capture_memorable_statements(text: str, category: str) -> None:
+    candidate = rule_candidate(text)
+    assert candidate is not None and candidate.category == category
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can you fix the failing test in test_sync.py?",
+        "What do I prefer for indentation?",
+        "Thanks, that worked!",
+        "If I prefer tabs, how should I configure black?",
+        "My API key is sk-proj-AbCdEf1234567890abcdef1234567890, use it for the calls.",
+        "<relevant-memories>\n1. [preference] I prefer dark mode\n</relevant-memories>",
+        "你能帮我修复这个错误吗？",
+        "¿Puedes arreglar el test que falla?",
+    ],
+)
+def test_rules_reject_chatter_questions_secrets_and_injected_text(text: str) -> None:
+    assert rule_candidate(text) is None
+
+
+def test_reject_reasons_are_specific() -> None:
+    assert reject_reason("Remember my password=Hunter2Secret!") == "contains a secret"
+    assert reject_reason("<relevant-memories>I prefer tea</relevant-memories>") == "injected memories"
+    assert reject_reason("Which editor do I prefer?") == "question"
+    assert reject_reason("x" * 600) == "too long"
+
+
+@pytest.fixture
+def store(tmp_path: Path, hashing_provider) -> Iterator[FactStore]:  # noqa: F811
+    with FactStore(make_settings(tmp_path / "ws", tmp_path / "state"), hashing_provider) as fact_store:
+        yield fact_store
+
+
+def test_auto_capture_takes_user_turns_only_and_respects_the_cap(store: FactStore) -> None:
+    turns = [
+        {"role": "assistant", "content": "I prefer to answer in bullet points; we decided that long ago."},
+        {"role": "user", "content": "<relevant-memories>\n1. [preference] I prefer tea\n</relevant-memories>\nok"},
+        {"role": "user", "content": "I prefer short answers without a summary."},
+        {"role": "user", "content": "My API key is sk-proj-AbCdEf1234567890abcdef1234567890 for the calls."},
+        {"role": "user", "content": "We decided to use pnpm in every frontend repo."},
+        {"role": "user", "content": "My wife Ana is a pediatric nurse."},
+        {"role": "user", "content": "I always use metric units."},
+    ]
+    results = auto_capture(store, turns, limit=3)
+    texts = [f.text for f in store.list()]
+    assert len(texts) == 3 and all(r["stored"] for r in results)
+    assert texts[0] == "I prefer short answers without a summary."
+    assert not any("bullet" in t or "tea" in t or "sk-proj" in t or "metric" in t for t in texts)
+    assert auto_capture(store, turns, limit=3)[0]["stored"] is False  # the same statements again: duplicates
+
+
+def test_long_message_yields_its_memorable_sentence() -> None:
+    message = (
+        "Let me give you some context before we start on the parser rewrite today, it is a long story. "
+        "The old one was written in a hurry years ago and nobody understands it anymore. "
+        "By the way, we decided to keep the public API unchanged. Anyway, start with the tokenizer."
+    )
+    [candidate] = extract_rules([message])
+    assert candidate.category == "decision" and candidate.text.startswith("By the way, we decided")
+
+
+class _FakeChat(BaseHTTPRequestHandler):
+    """An OpenAI-compatible /v1/chat/completions that answers with scripted memories."""
+
+    requests: list[dict] = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _FakeChat.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+        memories = [
+            {"text": "Prefers answers in Portuguese.", "category": "preference", "importance": 0.9},
+            {"text": "The deploy key is sk-proj-AbCdEf1234567890abcdef1234567890", "category": "fact"},
+            {"text": "Works with Priya on the billing team.", "category": "bogus"},
+        ]
+        content = "Here you go:\n" + json.dumps({"memories": memories})
+        payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def chat_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeChat)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _FakeChat.requests = []
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_llm_extractor_through_an_openai_compatible_endpoint(store: FactStore, chat_server: str) -> None:
+    extractor = LlmExtractor(chat_server, "tiny-model", api_key="k-123")
+    turns = [
+        {"role": "assistant", "content": "ASSISTANT TEXT MUST NOT BE SENT"},
+        {"role": "user", "content": "Prefiro respostas em português. My token is sk-proj-AbCdEf1234567890abcdef12345"},
+    ]
+    results = auto_capture(store, turns, limit=3, extractor=extractor)
+    [request] = _FakeChat.requests
+    assert request["path"] == "/v1/chat/completions" and request["auth"] == "Bearer k-123"
+    sent = json.dumps(request["body"])
+    assert "ASSISTANT TEXT" not in sent and "AbCdEf1234567890abcdef12345" not in sent
+    assert request["body"]["model"] == "tiny-model"
+    stored = {f.text: f.category for f in store.list()}
+    assert stored == {"Prefers answers in Portuguese.": "preference", "Works with Priya on the billing team.": "other"}
+    assert len(results) == 2
+
+
+def test_labelled_set_and_measured_precision_recall() -> None:
+    rows = [json.loads(line) for line in CAPTURE_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    positives = [r for r in rows if r["capture"]]
+    negatives = [r for r in rows if not r["capture"]]
+    assert len(rows) >= 200 and len(negatives) >= len(rows) / 2 - 5
+    assert {r["lang"] for r in rows} >= {"en", "pt", "es", "fr", "de", "zh", "ja", "ko"}
+    tp = sum(1 for r in positives if extract_rules([r["text"]], limit=1))
+    fp = sum(1 for r in negatives if extract_rules([r["text"]], limit=1))
+    precision, recall = tp / max(1, tp + fp), tp / len(positives)
+    assert precision >= 0.95 and recall >= 0.9, (precision, recall)
+
+
+def test_held_out_set_floors() -> None:
+    """The second held-out set (docs/facts.md: P 0.975, R 0.780 when measured): guard against regressions."""
+    path = ROOT / "bench" / "quality" / "capture_heldout2.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    got = [(r["capture"], bool(extract_rules([r["text"]], limit=1))) for r in rows]
+    tp = sum(1 for want, found in got if want and found)
+    fp = sum(1 for want, found in got if found and not want)
+    assert tp / max(1, tp + fp) >= 0.95 and tp / sum(1 for want, _ in got if want) >= 0.75
