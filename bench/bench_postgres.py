@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -194,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from postgres_server import EmbeddedPostgres, start_embedded_postgres
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill, too
 
     EmbeddedPostgres.settings = BENCH_SETTINGS  # type: ignore[assignment]
     server = start_embedded_postgres()

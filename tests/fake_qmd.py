@@ -1,7 +1,7 @@
 """A stand-in for the `qmd` CLI, put on PATH by the qmd tests (see `fake_qmd_bin` in tests/test_qmd_contract.py).
 
 It keeps qmd's contract as mdrecall uses it: collections from `$XDG_CONFIG_HOME/qmd/index.yml`, an index
-under `$XDG_CACHE_HOME/qmd/`, `update`, `embed`, `search|vsearch|query <q> --json -n N` printing qmd's JSON
+under `$XDG_CACHE_HOME/qmd/`, `update`, `embed`, `search|vsearch|query --json -n N -- <q>` printing qmd's JSON
 (`file: qmd://<collection>/<path>`, `line`, `snippet` with its `@@ -start,count @@` header), `status` as
 text, `--version`. Every call is appended to $FAKE_QMD_LOG (args, cwd, XDG dirs, pid). The JSON file in
 $FAKE_QMD_CONTROL says how to misbehave, per command: "fail" (exit 1), "hang" (sleep), "garbage"
@@ -81,8 +81,14 @@ def embed() -> None:
 
 
 def search(args: list[str]) -> None:
-    query = args[0]
-    limit = int(args[args.index("-n") + 1]) if "-n" in args else 5
+    """`<q> --json -n N` or, like node's parseArgs, options then `--` and the query."""
+    options, query = (
+        (args[: args.index("--")], " ".join(args[args.index("--") + 1 :])) if "--" in args else (args, args[0])
+    )
+    if query.startswith("-") and "--" not in args:
+        print("Usage: qmd search [options] <query>", file=sys.stderr)
+        raise SystemExit(1)
+    limit = int(options[options.index("-n") + 1]) if "-n" in options else 5
     terms = [t.lower() for t in query.split()]
     hits = []
     for doc in _load_index()["docs"]:

@@ -85,6 +85,9 @@ def test_real_qmd_indexes_searches_and_reports(real_env: dict[str, Path]) -> Non
         got = tools.call("memory_get", {"path": "qmd/docs/guide.md", "from": 4, "lines": 1})
         assert got["text"] == "The flamingo runbook lives here."
 
+        dashed = tools.call("memory_search", {"query": "--full flamingo"})
+        assert dashed["backend"] == "qmd" and dashed["results"]  # `--` keeps it a query for qmd
+
         (odd,) = tools.call("memory_search", {"query": "ostrich"})["results"]
         assert odd["path"] == "qmd/docs/Team Notes_v2.md"
         assert "40k" in tools.call("memory_get", {"path": odd["path"]})["text"]

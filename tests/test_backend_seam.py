@@ -41,6 +41,18 @@ def test_qmd_backend_speaks_the_same_protocol(tmp_path: Path) -> None:
         assert isinstance(backend, FallbackBackend) and isinstance(backend, MemoryBackend)
 
 
+def test_the_mcp_server_opens_the_configured_backend(tmp_path: Path) -> None:
+    from mdrecall.mcp_server import _open_tools
+
+    index, tools = _open_tools(_settings(tmp_path, backend="qmd", qmd={"command": "qmd-not-here"}))
+    try:
+        assert isinstance(index, FallbackBackend) and tools.index is index
+        result = tools.call("memory_search", {"query": "kestrel"})
+        assert result["backend"] == "builtin" and "not on PATH" in result["backendFallback"]["reason"]
+    finally:
+        index.close()
+
+
 def test_a_new_backend_registers_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """How the Postgres backend plugs in: one BACKENDS entry, no caller changes."""
     monkeypatch.setitem(BACKENDS, "builtin", "mdrecall.backends.builtin:open_builtin")

@@ -173,3 +173,18 @@ def test_held_out_set_floors() -> None:
     tp = sum(1 for want, found in got if want and found)
     fp = sum(1 for want, found in got if found and not want)
     assert tp / max(1, tp + fp) >= 0.95 and tp / sum(1 for want, _ in got if want) >= 0.75
+
+
+def test_hooks_use_the_llm_extractor_when_configured(tmp_path: Path, chat_server: str, hashing_provider) -> None:  # noqa: F811
+    from mdrecall.hooks import HookRunner
+
+    config = {"facts": {"capture": "llm", "llm": {"baseUrl": chat_server, "model": "tiny", "apiKey": "k-9"}}}
+    settings = make_settings(tmp_path / "ws", tmp_path / "state", config)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "Fale português."}}))
+    runner = HookRunner(settings, hashing_provider)
+    result = runner.run("Stop", {"session_id": "s", "transcript_path": str(transcript), "stop_hook_active": True})
+    texts = {f.text for f in runner.store.list()}
+    runner.close()
+    assert _FakeChat.requests and _FakeChat.requests[0]["auth"] == "Bearer k-9"
+    assert "Prefers answers in Portuguese." in texts and "captured 2" in " ".join(result.actions or [])

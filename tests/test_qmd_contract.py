@@ -131,6 +131,21 @@ def test_vector_modes_without_embeddings_fall_back_instead_of_answering_empty(
     assert not fake_qmd.calls(mode)
 
 
+def test_one_update_at_a_time_across_processes(fake_qmd: FakeQmd, make_qmd, tmp_path: Path) -> None:
+    import fcntl
+
+    backend = make_qmd({"update": {"updateTimeoutMs": 300}})
+    lock_path = tmp_path / "state/agents/main/qmd/update.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a+") as other_process:
+        fcntl.flock(other_process.fileno(), fcntl.LOCK_EX)
+        assert backend.primary.refresh() is False  # boot update skipped: someone else is updating
+        assert backend.primary.refresh(force=True) is False  # waited updateTimeoutMs, then gave up
+        fcntl.flock(other_process.fileno(), fcntl.LOCK_UN)
+    assert not fake_qmd.calls("update")
+    assert backend.primary.refresh(force=True) is True and len(fake_qmd.calls("update")) == 1
+
+
 def test_embed_interval_zero_never_embeds(fake_qmd: FakeQmd, make_qmd) -> None:
     backend = make_qmd({"update": {"embedInterval": "0"}})
     backend.sync()
@@ -146,8 +161,14 @@ def test_search_runs_the_configured_mode_with_json(fake_qmd: FakeQmd, make_qmd, 
     backend.sync()  # vsearch/query need embeddings: sync waits for qmd embed
     response = backend.search("flamingo", max_results=3)
     (call,) = fake_qmd.calls(mode)
-    assert call["args"] == [mode, "flamingo", "--json", "-n", "3"]
+    assert call["args"] == [mode, "--json", "-n", "3", "--", "flamingo"]
     assert response.backend == "qmd" and response.mode == f"qmd-{mode}"
+
+
+def test_a_query_that_looks_like_an_option_stays_a_query(fake_qmd: FakeQmd, make_qmd) -> None:
+    response = make_qmd().search("--full flamingo")
+    assert response.backend == "qmd" and response.results
+    assert fake_qmd.calls("search")[-1]["args"][-2:] == ["--", "--full flamingo"]
 
 
 def test_results_map_to_workspace_paths_and_qmd_collection_paths(fake_qmd: FakeQmd, make_qmd) -> None:
@@ -165,7 +186,7 @@ def test_limits_clamp_results_snippets_and_the_injection_budget(fake_qmd: FakeQm
         write(qmd_workspace, f"memory/2026-03-0{day}.md", f"# {day}\n\nflamingo {'x' * 500} day {day}\n")
     backend = make_qmd({"limits": {"maxResults": 4, "maxSnippetChars": 120, "maxInjectedChars": 300}})
     response = backend.search("flamingo", max_results=50)
-    assert fake_qmd.calls("search")[-1]["args"][-1] == "4"
+    assert fake_qmd.calls("search")[-1]["args"][1:4] == ["--json", "-n", "4"]
     assert 1 <= len(response.results) <= 4
     assert all(len(r.snippet) <= 120 for r in response.results)
     assert sum(len(r.snippet) for r in response.results) <= 300
@@ -282,6 +303,16 @@ def test_scope_rule_matching() -> None:
 
 
 # -- config ----------------------------------------------------------------------------------------------
+
+
+def test_the_documented_qmd_config_parses() -> None:
+    import re
+
+    import tomllib
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "backends.md").read_text()
+    cfg = parse_config(tomllib.loads(re.search(r"```toml\n(.*?)```", doc, re.S).group(1)))
+    assert cfg.backend == "qmd" and cfg.qmd.paths[0].name == "docs" and cfg.qmd.sessions.retention_days == 30
 
 
 def test_qmd_config_keys_and_defaults() -> None:

@@ -87,6 +87,63 @@ def compare_pydocs(work: Path) -> dict[str, Any]:
     return out
 
 
+def compare_pydocs_keyword(work: Path) -> dict[str, Any]:
+    """The pydocs collection keyword-only (no model: minutes instead of an hour on a loaded machine): the two
+    keyword systems of run_eval, which exercise the part the backends implement differently (FTS5 vs tsvector
+    + SQL BM25)."""
+    collection = load_pydocs()
+    ws = work / "pydocs-keyword" / "ws"
+    mapping = run_eval.write_workspace(collection, ws)
+    out: dict[str, Any] = {"sqlite": {}, "postgres": {}}
+    for name, driver in (("sqlite", "sqlite"), ("postgres", "postgres")):
+        config = parse_config({"provider": "none", "query": run_eval.EVAL_QUERY_CFG, "store": {"driver": driver}})
+        settings = resolve_settings(
+            workspace=ws, state_dir=work / "pydocs-keyword" / "state", config=config, db_path=work / "kw.sqlite"
+        )
+        cls = PostgresIndex if driver == "postgres" else run_eval.MemoryIndex
+        index = cls(settings, ProviderResult(None, requested="none"))
+        try:
+            index.sync(force=True)
+            systems = _keyword_systems(index)
+            for system, run in systems.items():
+                per_query = []
+                for qid, text in collection.queries.items():
+                    ranked = run_eval.ranked_docs(run(text), mapping)
+                    judged = collection.qrels.get(qid, {})
+                    per_query.append(
+                        {
+                            "ndcg@10": run_eval.ndcg_at_k(ranked, judged, 10),
+                            "recall@5": run_eval.recall_at_k(ranked, judged, 5),
+                            "recall@10": run_eval.recall_at_k(ranked, judged, 10),
+                        }
+                    )
+                out[name][system] = {"all": run_eval._mean(per_query)}
+            out.setdefault("chunks", {})[name] = index.status()["chunks"]
+        finally:
+            index.close()
+    out["max_abs_diff"] = _diff(out["sqlite"], out["postgres"])
+    return out
+
+
+def _keyword_systems(index: Any) -> dict[str, Any]:
+    store = index.store
+    cfg = parse_config({"query": run_eval.EVAL_QUERY_CFG}).query
+
+    def keyword_and(q: str) -> list[str]:
+        fts = run_eval.build_fts_query(q)
+        return (
+            [r.path for r in store.keyword_search(fts, "fts-only", ["memory"], run_eval.CHUNK_RESULTS)] if fts else []
+        )
+
+    def keyword_or(q: str) -> list[str]:
+        response = run_eval.run_search(
+            store, None, "fts-only", cfg, q, ["memory"], run_eval.CHUNK_RESULTS, 0.0, "keyword"
+        )
+        return [r.path for r in response.results]
+
+    return {"keyword (spec AND)": keyword_and, "keyword-only (expanded OR)": keyword_or}
+
+
 def compare_memory(work: Path) -> dict[str, Any]:
     mem = build()
     memory_eval.write_workspace(mem, work / "ws")
@@ -122,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/mdrecall-quality-backends"))
     parser.add_argument("--skip-pydocs", action="store_true")
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--pydocs-keyword", action="store_true", help="pydocs keyword systems only (no model)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "quality_postgres.json")
     args = parser.parse_args(argv)
 
@@ -136,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_memory:
             results["dated_memory"] = compare_memory(args.work_dir / "dated-memory")
             _print("dated memory (memory_eval.py)", results["dated_memory"])
+        if args.pydocs_keyword:
+            results["pydocs_keyword"] = compare_pydocs_keyword(args.work_dir)
+            _print("Python library reference, keyword systems (run_eval.py)", results["pydocs_keyword"])
         if not args.skip_pydocs:
             results["pydocs"] = compare_pydocs(args.work_dir)
             _print("Python library reference (run_eval.py)", results["pydocs"])

@@ -113,6 +113,8 @@ def read_transcript_turns(path: str | None, start_line: int = 0) -> tuple[list[d
         lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return [], start_line
+    if start_line > len(lines):  # the transcript was replaced or truncated: read it from the start
+        start_line = 0
     turns = []
     for line in lines[start_line:]:
         try:

@@ -4,7 +4,7 @@ mdrecall gives qmd a home of its own under the state directory (`agents/<id>/qmd
 `XDG_CONFIG_HOME`/`XDG_CACHE_HOME` pointing there (and its working directory there, so a project-local
 `.qmd/` is never adopted), and the collections are written to `index.yml` from `[qmd] paths` plus the
 workspace's default memory files. `qmd update` (+ `qmd embed` when due) run on boot, after changes
-(debounced) and every `update.interval`; searches run `qmd <searchMode> <query> --json`.
+(debounced) and every `update.interval`; searches run `qmd <searchMode> --json -n N -- <query>`.
 
 Results come back as `qmd://<collection>/<path>`; they are mapped to workspace-relative paths for the
 default memory files and to `qmd/<collection>/<relative path>` for everything else, which `read_file`
@@ -25,9 +25,15 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+try:  # POSIX advisory locks between processes sharing one qmd home
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
 
 from ..config import QmdConfig, QmdScopeConfig, parse_duration_ms
 from ..errors import MdrecallError, PathRefusedError
@@ -302,14 +308,41 @@ class QmdBackend:
         if not self._lock.acquire(blocking=force):
             return False  # another thread is updating right now
         try:
-            self._booted = True
-            self._last_attempt = time.monotonic()
-            self.update(wait_embed=wait_embed)
+            with self._process_lock(wait=force) as locked:
+                if not locked:
+                    return False  # another process (CLI, MCP server) is updating this qmd home right now
+                self._booted = True
+                self._last_attempt = time.monotonic()
+                self._state = self._load_state() or self._state  # another process may have updated meanwhile
+                self.update(wait_embed=wait_embed)
         except QmdError as err:
             logger.warning("qmd update failed: %s", err)
         finally:
             self._lock.release()
         return True
+
+    @contextlib.contextmanager
+    def _process_lock(self, wait: bool) -> Iterator[bool]:
+        """One `qmd update` per qmd home across processes (an advisory lock on `<home>/update.lock`)."""
+        if fcntl is None:  # pragma: no cover - platforms without fcntl: the thread lock still applies
+            yield True
+            return
+        self.home.mkdir(parents=True, exist_ok=True)
+        with open(self.home / "update.lock", "a+") as handle:
+            deadline = time.monotonic() + self.cfg.update.update_timeout_ms / 1000
+            while True:
+                try:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if not wait or time.monotonic() > deadline:
+                        yield False
+                        return
+                    time.sleep(0.05)
+            try:
+                yield True
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def _due(self, force: bool, changed: bool) -> bool:
         if force:
@@ -441,7 +474,7 @@ class QmdBackend:
         citations: str = "off",
         session_key: str | None = None,
     ) -> SearchResponse:
-        """`qmd <searchMode> <query> --json -n N`, mapped to mdrecall results; QmdError on any failure."""
+        """`qmd <searchMode> --json -n N -- <query>`, mapped to mdrecall results; QmdError on any failure."""
         mode = self.cfg.search_mode
         limits = self.cfg.limits
         label = f"qmd-{mode}"
@@ -460,7 +493,8 @@ class QmdBackend:
             why = f": {last['error']}" if isinstance(last, dict) and last.get("error") else ""
             raise QmdError(f"qmd {mode} needs embeddings and qmd embed has not succeeded yet{why}")
         limit = min(max_results or limits.max_results, limits.max_results)
-        raw = self.run([mode, cleaned, "--json", "-n", str(limit)], limits.timeout_ms)
+        # `--` ends qmd's options: a query such as "--full notes" stays a query
+        raw = self.run([mode, "--json", "-n", str(limit), "--", cleaned], limits.timeout_ms)
         rows = self._parse(raw)
         results = [r for r in (self._to_result(row) for row in rows) if r is not None]
         if min_score is not None:
