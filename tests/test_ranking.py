@@ -100,7 +100,7 @@ def dated_workspace(tmp_path: Path) -> Path:
 
 
 def test_decay_reorders_search_and_applies_before_threshold(dated_workspace: Path, make_index) -> None:
-    config = {"query": {"temporalDecay": {"enabled": True, "halfLifeDays": 30}}}
+    config = {"query": {"temporalDecay": {"enabled": True, "halfLifeDays": 30, "floor": 0}}}  # spec's decay
     index = make_index(dated_workspace, None, config)
     index.sync()
     store = index.store
@@ -370,15 +370,18 @@ def test_budget_clamp_drops_and_trims_the_tail() -> None:
     assert clamp_to_budget([], [], 10) == []
 
 
-def test_budget_applies_to_search(workspace: Path, make_index) -> None:
+def test_budget_is_for_qmd_only_builtin_returns_max_results(workspace: Path, make_index) -> None:
     for i in range(10):
         write(workspace, f"memory/n{i}.md", "\n".join(f"espresso machine line {j} " + "x" * 60 for j in range(40)))
     index = make_index(workspace, HashingProvider(), {"query": {"maxInjectedChars": 1000}})
     index.sync()
-    results = index.search("espresso machine", min_score=0.0).results
-    assert sum(len(r.snippet) for r in results) <= 1000 and len(results) == 2
-    lone = make_index(workspace, HashingProvider(), {"query": {"maxInjectedChars": 50}}, db_path=index.db_path)
-    only = lone.search("espresso machine", min_score=0.0).results
+    results = index.search("espresso machine", max_results=8, min_score=0.0).results
+    assert len(results) == 8 and sum(len(r.snippet) for r in results) > 1000  # the builtin backend: as asked
+    from mdrecall.search import apply_injection_budget
+
+    clamped = apply_injection_budget(results, 1000)
+    assert sum(len(r.snippet) for r in clamped) <= 1000 and len(clamped) == 2
+    only = apply_injection_budget(index.search("espresso machine", min_score=0.0).results, 50)
     assert len(only) == 1 and len(only[0].snippet) == 50
 
 

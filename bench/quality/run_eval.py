@@ -87,7 +87,7 @@ def systems(index: MemoryIndex) -> dict[str, Callable[[str], list[str]]]:
     def cfg(mode: str) -> Any:
         return parse_config({"query": {**EVAL_QUERY_CFG, "hybrid": {"mode": mode}}}).query
 
-    weighted, rrf = cfg("weighted"), cfg("rrf")
+    weighted, rrf, minmax = cfg("weighted"), cfg("rrf"), cfg("minmax")
 
     def run(query_cfg: Any, prov: Any, mode: str, kw: str | None = None) -> Callable[[str], list[str]]:
         def go(q: str) -> list[str]:
@@ -106,6 +106,8 @@ def systems(index: MemoryIndex) -> dict[str, Callable[[str], list[str]]]:
         "keyword (spec AND)": keyword_and,
         "keyword-only (expanded OR)": run(weighted, None, "keyword"),
         "vector-only": run(weighted, provider, "vector"),
+        "hybrid min-max (OR, default)": run(minmax, provider, "hybrid", "or"),
+        "hybrid min-max (AND)": run(minmax, provider, "hybrid", "and"),
         "hybrid weighted (AND)": run(weighted, provider, "hybrid", "and"),
         "hybrid weighted (OR)": run(weighted, provider, "hybrid", "or"),
         "hybrid RRF (AND)": run(rrf, provider, "hybrid", "and"),

@@ -148,7 +148,12 @@ class HybridConfig(_Section):
     vector_weight: float = Field(0.7, ge=0)
     text_weight: float = Field(0.3, ge=0)
     candidate_multiplier: int = Field(4, ge=1, le=100)
-    mode: Literal["weighted", "rrf"] = "weighted"
+    # "weighted": the spec's weighted sum (measured best with MiniLM on LoCoMo, bench/quality/README.md);
+    # "minmax": each side's candidate scores scaled to 0..1 per query, then weighted; "rrf": rank fusion.
+    mode: Literal["minmax", "weighted", "rrf"] = "weighted"
+    # keyword side: "or" = stop words dropped, remaining terms OR-joined, ranked by BM25; "and" = the spec's
+    # query (every word required).
+    keyword_query: Literal["or", "and"] = "or"
 
     @model_validator(mode="after")
     def _weights_not_both_zero(self) -> HybridConfig:
@@ -165,6 +170,9 @@ class HybridConfig(_Section):
 class TemporalDecayConfig(_Section):
     enabled: bool = False
     half_life_days: float = Field(30, gt=0)
+    # decay can at most scale a score down to this share (0 = the spec's plain exponential decay): a strong
+    # match in an old log is not pushed out by weak recent ones (bench/quality/README.md)
+    floor: float = Field(0.5, ge=0, le=1)
 
 
 class MmrConfig(_Section):

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from .fts_text import CJK_CLASSES, bigrams, char_class, index_text, query_words, script_runs
+from .fts_text import CJK_CLASSES, bigrams, char_class, index_text, normalize, query_words, script_runs
 from .keywords import extract_keywords
 from .stopwords import CHINESE_CHARS, CHINESE_WORDS, KOREAN_AMBIGUOUS_PARTICLES, KOREAN_ENDINGS, KOREAN_PARTICLES
 from .stopwords import JAPANESE as JAPANESE_STOPWORDS
@@ -158,3 +158,40 @@ def keyword_coverage(terms: Sequence[str], text: str) -> float:
         return 1.0
     tokens = {_fold(token) for token in _WORD.findall(index_text(text))}
     return sum(1 for term in terms if _fold(term) in tokens) / len(terms)
+
+
+_TOKEN = re.compile(r"[^\s\"'`()\[\]{}<>,;!?]+")
+_INNER_PUNCT = re.compile(r"\w[._:/#@-]\w")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_ISO_DATE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
+
+
+def query_identifiers(raw: str) -> list[str]:
+    """Tokens of a query that look like exact identifiers: hashes, versions, config keys, file names.
+
+    An identifier mixes letters and digits (`a1b2c3d`, `v2`), or joins word pieces with `._:/#@-`
+    (`query.hybrid.vectorWeight`, `max_results`, `INC-4211`), or is camelCase (`vectorWeight`); at least 3
+    characters with a letter. Plain words, numbers, versions and ISO dates (handled by the date boost) are not.
+    """
+    out: list[str] = []
+    for token in _TOKEN.findall(normalize(raw or "")):
+        token = token.strip(".:/#@-")
+        if len(token) < 3 or _ISO_DATE.match(token):
+            continue
+        if not any(c.isalpha() for c in token):
+            continue  # numbers and versions (0.6, 3.11) are not identifiers
+        mixed = any(c.isdigit() for c in token)
+        if mixed or "_" in token or _INNER_PUNCT.search(token) or _CAMEL.search(token):
+            out.append(token)
+    return list(dict.fromkeys(out))
+
+
+def identifier_phrase(identifier: str) -> str | None:
+    """FTS5 phrase matching an identifier's word pieces in order (`query.hybrid.x` -> "query hybrid x")."""
+    terms = [t for word in query_words(identifier) for t in word_terms(word, drop_stop_words=False)]
+    return _quote(" ".join(terms)) if terms else None
+
+
+def holds_identifier(text: str, identifier: str) -> bool:
+    """The identifier appears verbatim in the text (case-insensitive, NFKC)."""
+    return identifier.casefold() in normalize(text).casefold()

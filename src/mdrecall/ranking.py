@@ -81,6 +81,19 @@ def decay_multiplier(age: float | None, half_life_days: float) -> float:
     return math.exp(-math.log(2) / half_life_days * age)
 
 
+DECAY_FLOOR = 0.5
+
+
+def bounded_decay(multiplier: float, floor: float = DECAY_FLOOR) -> float:
+    """floor + (1 - floor) * multiplier: decay can at most halve a score (floor 0.5).
+
+    Plain exponential decay multiplies a 6-month-old note by 1/64 at a 30-day half-life, so on old logs the
+    date decides the order instead of the match (LoCoMo hit@5 0.25 with decay on). Bounded, a newer note
+    still wins among near-equal matches, but a strong old match keeps its place above weak recent ones.
+    """
+    return floor + (1.0 - floor) * multiplier
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Reciprocal rank fusion
 # ---------------------------------------------------------------------------------------------------------

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timezone
 from typing import Any, Literal
 
 import numpy as np
 
+from .chunk_context import date_phrase, with_context
 from .config import QueryConfig
 from .embeddings.base import EmbeddingProvider
 from .fts_query import (  # noqa: F401  (re-exported: callers and tests import the builders from here)
@@ -23,16 +24,21 @@ from .fts_query import (  # noqa: F401  (re-exported: callers and tests import t
     build_fts_query,
     build_keyword_query,
     expand_query_terms,
+    holds_identifier,
+    identifier_phrase,
     keyword_coverage,
+    query_identifiers,
     split_on_stopwords,
     strip_korean_particle,
     word_terms,
 )
 from .fts_text import query_words
+from .query_dates import date_ranges, in_ranges
 from .ranking import (
     RRF_K,
     CitationsMode,
     age_days,
+    bounded_decay,
     citation_suffix,
     citations_enabled,
     clamp_to_budget,
@@ -151,15 +157,64 @@ def merge_rrf(
     return sort_hits(weighted)
 
 
-def apply_temporal_decay(
-    hits: list[Hit], half_life_days: float, now_s: float, session_mtimes: dict[str, int] | None = None
+def minmax_scale(values: dict[str, float]) -> dict[str, float]:
+    """Per-query min-max scaling of one side's candidate scores onto [0, 1] (all equal -> all 1)."""
+    if not values:
+        return {}
+    low, high = min(values.values()), max(values.values())
+    if high - low <= 1e-12:
+        return {key: 1.0 for key in values}
+    return {key: (value - low) / (high - low) for key, value in values.items()}
+
+
+def merge_minmax(
+    vector: Sequence[SearchRow], keyword: Sequence[SearchRow], vector_weight: float, text_weight: float
 ) -> list[Hit]:
-    """Scale each score by its chunk's decay multiplier and re-sort (evergreen notes keep their score)."""
+    """Normalised weighted sum: each side's scores min-max scaled over its own candidates, then weighted.
+
+    A candidate missing from one side gets 0 there: it ranked below that side's weakest candidate (or did not
+    match at all). The keyword side's scaled bm25 is multiplied by the chunk's keyword coverage, so the best
+    of weak matches (one common word of a question) does not count as a full match. Cosines of a small model
+    bunch up in 0.1-0.5 and bm25 has no fixed range; scaling both per query lets the weights mean what they
+    say. The order is the scaled sum's; the scores are put back on the
+    raw weighted merge's scale (`ranking.rrf_rescale`, anchored on the best raw score) so minScore keeps
+    meaning "how relevant is the best result". Measured against raw weighting and RRF in bench/quality/.
+    """
+    raw = merge_hybrid(vector, keyword, vector_weight, text_weight)
+    if not raw:
+        return []
+    by_id = {hit.row.id: hit for hit in raw}
+    v_scaled = minmax_scale({row.id: row.score for row in vector})
+    coverage = {row.id: row.extra.get("coverage", 1.0) for row in keyword}
+    bm25 = minmax_scale({row.id: bm25_rank_to_score(row.score) for row in keyword})
+    t_scaled = {key: value * coverage[key] for key, value in bm25.items()}
+    fused = {key: vector_weight * v_scaled.get(key, 0.0) + text_weight * t_scaled.get(key, 0.0) for key in by_id}
+    for key, value in rrf_rescale(fused, raw[0].score).items():
+        by_id[key].score = value
+    return sort_hits(raw)
+
+
+FUSIONS = {"minmax": merge_minmax, "weighted": merge_hybrid, "rrf": merge_rrf}
+
+
+def apply_temporal_decay(
+    hits: list[Hit],
+    half_life_days: float,
+    now_s: float,
+    session_mtimes: dict[str, int] | None = None,
+    floor: float = 0.0,
+) -> list[Hit]:
+    """Scale each score by its chunk's bounded decay multiplier and re-sort (evergreen notes keep their score).
+
+    The multiplier is `ranking.bounded_decay` (`query.temporalDecay.floor`, 0.5 by default: decay at most
+    halves a score), so among equally good notes the newer wins, but a strong match in an old log is not
+    pushed below weak recent ones. floor 0 is the spec's plain exponential decay.
+    """
     mtimes = session_mtimes or {}
     for hit in hits:
         row = hit.row
         age = age_days(row.path, row.source, mtimes.get(row.path), now_s)
-        hit.score *= decay_multiplier(age, half_life_days)
+        hit.score *= bounded_decay(decay_multiplier(age, half_life_days), floor)
     return sort_hits(hits)
 
 
@@ -222,8 +277,8 @@ def _to_result(hit: Hit, snippet_max: int, mode: str, terms: Sequence[str] = ())
     )
 
 
-def finish_results(results: list[SearchResult], with_citations: bool, budget: int) -> list[SearchResult]:
-    """Append `Source: path#Lx-Ly` when citations are on, then clamp the snippets to the injection budget."""
+def finish_results(results: list[SearchResult], with_citations: bool, budget: int | None = None) -> list[SearchResult]:
+    """Append `Source: path#Lx-Ly` when citations are on, then (budget given) clamp the snippets to it."""
     suffixes: list[str] = []
     for result in results:
         if with_citations:
@@ -232,7 +287,23 @@ def finish_results(results: list[SearchResult], with_citations: bool, budget: in
             suffixes.append(citation_suffix(result.citation))
         else:
             suffixes.append("")
+    if budget is None:
+        for result, suffix in zip(results, suffixes, strict=True):
+            result.snippet += suffix
+        return results
     snippets = clamp_to_budget([r.snippet for r in results], suffixes, budget)
+    for result, snippet in zip(results, snippets, strict=False):
+        result.snippet = snippet
+    return results[: len(snippets)]
+
+
+def apply_injection_budget(results: list[SearchResult], budget: int) -> list[SearchResult]:
+    """Clamp results (snippet + citation line) to `budget` characters in total, best first.
+
+    The spec applies `query.maxInjectedChars` to the QMD backend's results only; the builtin backend returns
+    `maxResults` results. Call this after `run_search` on results whose snippets already carry citations.
+    """
+    snippets = clamp_to_budget([r.snippet for r in results], [""] * len(results), budget)
     for result, snippet in zip(results, snippets, strict=False):
         result.snippet = snippet
     return results[: len(snippets)]
@@ -269,8 +340,59 @@ def _keyword_rows(
         return []
     rows = store.keyword_search(" OR ".join(_quote(t) for t in terms), model, sources, limit)
     for row in rows:
-        row.extra["coverage"] = keyword_coverage(terms, row.text)
+        row.extra["coverage"] = keyword_coverage(terms, with_context(path_context(row.path), row.text))
     return sorted(rows, key=lambda r: -bm25_rank_to_score(r.score) * r.extra["coverage"])
+
+
+def path_context(path: str) -> str:
+    """The part of a chunk's indexed context that its path alone gives (the log's date), for coverage."""
+    day = file_date(path)
+    return date_phrase(day) if day is not None else ""
+
+
+def _identifier_rows(
+    store: Store, identifiers: Sequence[str], model: str, sources: Sequence[str], limit: int
+) -> list[SearchRow]:
+    """Chunks holding an identifier of the query verbatim (found by its FTS phrase, checked on the text)."""
+    rows: dict[str, SearchRow] = {}
+    for ident in identifiers:
+        phrase = identifier_phrase(ident)
+        if phrase is None:
+            continue
+        for row in store.keyword_search(phrase, model, sources, limit):
+            if holds_identifier(row.text, ident) and row.id not in rows:
+                row.extra["coverage"] = 1.0
+                rows[row.id] = row
+    return list(rows.values())
+
+
+def identifiers_first(hits: list[Hit], identifiers: Sequence[str]) -> list[Hit]:
+    """Hits holding more of the query's exact identifiers first (then by score); their scores are lifted to
+    the best score below them so scores still fall down the list."""
+    if not identifiers:
+        return hits
+    counts = {h.row.id: sum(holds_identifier(h.row.text, i) for i in identifiers) for h in hits}
+    ordered = sorted(hits, key=lambda h: (-counts[h.row.id], -h.score, h.row.path, h.row.start_line))
+    floor = 0.0
+    for hit in reversed(ordered):
+        hit.score = max(hit.score, floor)
+        floor = hit.score
+    return ordered
+
+
+DATE_BOOST = 0.25
+
+
+def boost_dates(hits: list[Hit], query: str, today: date) -> list[Hit]:
+    """Daily logs of a time the query names ("in May 2023", "yesterday", "last week") move up: score +
+    DATE_BOOST * (1 - score). A boost, not a filter: the answer may sit in a note written later."""
+    ranges = date_ranges(query, today)
+    if not ranges:
+        return hits
+    for hit in hits:
+        if in_ranges(file_date(hit.row.path), ranges):
+            hit.score += DATE_BOOST * (1.0 - hit.score)
+    return sort_hits(hits)
 
 
 def _all_keywords_ids(store: Store, query: str, model: str, sources: Sequence[str], limit: int) -> set[str]:
@@ -292,13 +414,54 @@ def _vector_rows(
     return store.vector_search(vector, provider.model, sources, limit)
 
 
-# The hybrid keyword side: "and" is the spec's query (every word required, stop words included), "or" the
-# keyword-only expansion with coverage-weighted scores. Measured (bench/quality/README.md): "or" wins on the
-# Python-docs collection (nDCG@10 weighted 0.901 -> 0.929, RRF 0.901 -> 0.927), ties on the dated-memory set,
-# and loses one of the 13 adversarial paraphrases of the example workspace (a note sharing 2 of 3 words
-# outranks the answer that the small local model scores at cosine 0.24). The spec's "and" stays the default;
-# `run_search(..., hybrid_keyword_query="or")` opts in.
-HYBRID_KEYWORD_QUERY: Literal["and", "or"] = "and"
+def _vector_rows(
+    store: Store, provider: EmbeddingProvider, query: str, sources: Sequence[str], limit: int
+) -> list[SearchRow]:
+    vector = np.asarray(provider.embed_query(query), dtype=np.float32)
+    if vector.size == 0 or not np.any(vector):
+        return []  # a zero vector carries no meaning: let keyword search answer
+    return store.vector_search(vector, provider.model, sources, limit)
+
+
+def _resolve_mode(provider: EmbeddingProvider | None, query_cfg: QueryConfig, mode: SearchMode) -> SearchMode:
+    """No provider -> keyword; hybrid disabled -> vector; vectorWeight 0 -> keyword."""
+    hybrid_cfg = query_cfg.hybrid
+    if provider is None or not hybrid_cfg.enabled and mode == "hybrid":
+        mode = "keyword" if provider is None else "vector"
+    if mode == "hybrid" and hybrid_cfg.vector_weight == 0:
+        mode = "keyword"
+    return mode
+
+
+def _fuse(
+    store: Store, query_cfg: QueryConfig, mode: SearchMode, vector: list[SearchRow], keyword: list[SearchRow]
+) -> list[Hit]:
+    if mode == "keyword":
+        return merge_hybrid([], keyword, 0.0, 1.0)
+    if mode == "vector":
+        return merge_hybrid(vector, [], 1.0, 0.0)
+    vector_weight, text_weight = query_cfg.hybrid.normalized_weights()
+    if not store.fts.available:
+        vector_weight, text_weight = 1.0, 0.0
+    return FUSIONS[query_cfg.hybrid.mode](vector, keyword, vector_weight, text_weight)
+
+
+def _merge_rows(first: list[SearchRow], extra: list[SearchRow]) -> list[SearchRow]:
+    seen = {row.id for row in first}
+    return first + [row for row in extra if row.id not in seen]
+
+
+def _apply_min_score(
+    store: Store, hits: list[Hit], threshold: float, query: str, model: str, sources: Sequence[str], limit: int
+) -> tuple[list[Hit], bool]:
+    """Hits at or above minScore. Never silently empty: when none pass but chunks hold every keyword of the
+    query, those are kept (relaxed = True)."""
+    passing = [h for h in hits if h.score >= threshold]
+    if passing or not any(h.text_score > 0 for h in hits):
+        return passing, False
+    strict = _all_keywords_ids(store, query, model, sources, limit)
+    passing = [h for h in hits if h.text_score > 0 and h.row.id in strict]
+    return passing, bool(passing)
 
 
 def run_search(
@@ -317,55 +480,47 @@ def run_search(
     now: datetime | float | None = None,
     hybrid_keyword_query: Literal["and", "or"] | None = None,
 ) -> SearchResponse:
-    """Search the index: merge (weighted or RRF) -> temporal decay -> minScore -> MMR/limit -> citations ->
-    injection budget.
+    """Search the index: keyword side (+ identifier phrases) and vector side -> fusion (min-max, weighted or
+    RRF) -> date boost -> identifiers first -> temporal decay -> minScore -> MMR/limit -> citations.
 
-    Keyword-only (no provider, `mode="keyword"`, or vectorWeight 0) uses the expanded OR query. Never
-    silently empty: when minScore removes every hit but some chunks matched the keywords, those keyword
-    matches are returned and the response says so. `citations` defaults to "off" so that library/CLI
-    callers get plain snippets; the memory_search tool passes the configured mode and its session key.
+    Returns `max_results` results (config `maxResults` by default): the injection budget is the QMD
+    backend's (`apply_injection_budget`). The keyword side is the OR query (stop words dropped) unless
+    `query.hybrid.keywordQuery` (or `hybrid_keyword_query`) says "and". Never silently empty: when minScore
+    removes every hit but some chunks hold every keyword, those are returned and the response says so.
+    `citations` defaults to "off" so that library/CLI callers get plain snippets; the memory_search tool
+    passes the configured mode and its session key. `now` (tests fix it) anchors relative dates and decay.
     """
     limit = max_results if max_results is not None else query_cfg.max_results
     threshold = min_score if min_score is not None else query_cfg.min_score
-    hybrid_cfg = query_cfg.hybrid
     provider_name = provider.id if provider is not None else "none"
     cleaned = (query or "").strip()
-    if provider is None or not hybrid_cfg.enabled and mode == "hybrid":
-        mode = "keyword" if provider is None else "vector"
-    if mode == "hybrid" and hybrid_cfg.vector_weight == 0:
-        mode = "keyword"
+    mode = _resolve_mode(provider, query_cfg, mode)
     label = "fts-only" if provider is None else mode
     if not cleaned:
         return SearchResponse([], provider_name, model, label, notice="empty query")
 
-    candidates = candidate_count(limit, hybrid_cfg.candidate_multiplier)
-    expanded = mode == "keyword" or (hybrid_keyword_query or HYBRID_KEYWORD_QUERY) == "or"
-    keyword = _keyword_rows(store, cleaned, model, sources, candidates, expanded) if mode != "vector" else []
+    candidates = candidate_count(limit, query_cfg.hybrid.candidate_multiplier)
+    expanded = mode == "keyword" or (hybrid_keyword_query or query_cfg.hybrid.keyword_query) == "or"
+    identifiers = query_identifiers(cleaned) if mode != "vector" else []
+    keyword: list[SearchRow] = []
+    if mode != "vector":
+        keyword = _keyword_rows(store, cleaned, model, sources, candidates, expanded)
+        keyword = _merge_rows(keyword, _identifier_rows(store, identifiers, model, sources, candidates))
     vector = _vector_rows(store, provider, cleaned, sources, candidates) if provider and mode != "keyword" else []
 
-    if mode == "keyword":
-        hits = merge_hybrid([], keyword, 0.0, 1.0)
-    elif mode == "vector":
-        hits = merge_hybrid(vector, [], 1.0, 0.0)
-    else:
-        vector_weight, text_weight = hybrid_cfg.normalized_weights()
-        if not store.fts.available:
-            vector_weight, text_weight = 1.0, 0.0
-        merge = merge_rrf if hybrid_cfg.mode == "rrf" else merge_hybrid
-        hits = merge(vector, keyword, vector_weight, text_weight)
-
+    now_s = to_epoch(now)
+    hits = _fuse(store, query_cfg, mode, vector, keyword)
+    hits = boost_dates(hits, cleaned, datetime.fromtimestamp(now_s, timezone.utc).date())
+    hits = identifiers_first(hits, identifiers)
     decay_cfg = query_cfg.temporal_decay
     if decay_cfg.enabled and hits:
-        hits = apply_temporal_decay(hits, decay_cfg.half_life_days, to_epoch(now), _session_mtimes(store, hits))
+        mtimes = _session_mtimes(store, hits)
+        hits = apply_temporal_decay(hits, decay_cfg.half_life_days, now_s, mtimes, decay_cfg.floor)
+        hits = identifiers_first(hits, identifiers)
 
-    passing = [h for h in hits if h.score >= threshold]
-    notice = None
-    relaxed = False
-    if not passing and any(h.text_score > 0 for h in hits):
-        strict = _all_keywords_ids(store, cleaned, model, sources, candidates)
-        passing = [h for h in hits if h.text_score > 0 and h.row.id in strict]
-        relaxed = bool(passing)
+    passing, relaxed = _apply_min_score(store, hits, threshold, cleaned, model, sources, candidates)
     kept = select_mmr(passing, query_cfg.mmr.lambda_, limit) if query_cfg.mmr.enabled else passing[:limit]
+    notice = None
     if relaxed:
         notice = (
             f"no result reached minScore {threshold:g}; showing {len(kept)} keyword match"
@@ -373,5 +528,5 @@ def run_search(
         )
     terms = query_words(query)
     results = [_to_result(h, query_cfg.snippet_max_chars, mode, terms) for h in kept]
-    results = finish_results(results, citations_enabled(citations, session_key), query_cfg.max_injected_chars)
+    results = finish_results(results, citations_enabled(citations, session_key))
     return SearchResponse(results, provider_name, model, label, notice=notice, relaxed=relaxed)

@@ -18,6 +18,7 @@ from typing import Any
 import apsw
 import numpy as np
 
+from .chunk_context import with_context
 from .fts_text import index_text
 from .index_identity import APPLICATION_ID, check_index_path, remove_own_db_files
 
@@ -122,6 +123,8 @@ class ChunkRow:
     model: str
     text: str
     embedding: np.ndarray | None = None
+    # context prefix (chunk_context: log date, heading path) keyword-indexed with the text, never stored as it
+    context: str = ""
 
 
 @dataclass
@@ -392,7 +395,7 @@ class Store:
                     "VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         rowid,
-                        index_text(row.text),
+                        index_text(with_context(row.context, row.text)),
                         row.id,
                         row.path,
                         row.source,

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .chunk_context import CONTEXT_VERSION, chunk_prefixes, with_context
 from .chunking import Chunk, chunk_markdown, hash_text
 from .config import MemoryConfig
 from .embeddings.base import EmbeddingProvider
@@ -103,6 +104,7 @@ def expected_meta(provider: EmbeddingProvider | None, config: MemoryConfig) -> d
         "chunkOverlap": config.chunking.overlap,
         "vectorDims": provider.dims if provider is not None else None,
         "ftsText": FTS_TEXT_VERSION,
+        "chunkContext": CONTEXT_VERSION,
         # memory files redacted or not, and the rules' version: a change rebuilds (and so purges) the index
         "redaction": f"v{REDACTION_VERSION}" + ("" if config.redact_memory else "-sessions-only"),
     }
@@ -119,6 +121,7 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
         ("chunkTokens", "chunk tokens"),
         ("chunkOverlap", "chunk overlap"),
         ("ftsText", "keyword index format"),
+        ("chunkContext", "chunk context format"),
         ("redaction", "secret redaction"),
     ):
         if stored.get(key) != expected.get(key):
@@ -155,6 +158,11 @@ class _PendingFile:
     source: str = MEMORY_SOURCE
     # (start, end) line numbers to store per chunk; transcripts cite JSONL lines, not flattened text lines
     lines: list[tuple[int, int]] | None = None
+    # per chunk, the context prefix (log date, heading path) embedded and keyword-indexed with it
+    contexts: list[str] | None = None
+
+    def context(self, index: int) -> str:
+        return self.contexts[index] if self.contexts is not None else ""
 
     def line_range(self, index: int) -> tuple[int, int]:
         if self.lines is not None:
@@ -175,10 +183,18 @@ class Embedder:
         self.cache_hits = 0
         self.seconds = 0.0
 
-    def embed(self, chunks: Sequence[Chunk]) -> list[np.ndarray | None]:
+    def embed(self, chunks: Sequence[Chunk], contexts: Sequence[str] | None = None) -> list[np.ndarray | None]:
+        """One vector per chunk, of `with_context(context, chunk.text)` (cache keyed by that text's hash)."""
         provider = self.provider
         if provider is None:
             return [None] * len(chunks)
+        prefixes = list(contexts) if contexts is not None else [""] * len(chunks)
+        chunks = [
+            Chunk(c.start_line, c.end_line, with_context(p, c.text), hash_text(with_context(p, c.text)))
+            if p
+            else c
+            for c, p in zip(chunks, prefixes, strict=True)
+        ]
         hashes = [c.hash for c in chunks]
         cached: dict[str, np.ndarray] = {}
         if self.cache_enabled:
@@ -213,7 +229,9 @@ class Embedder:
         return fresh
 
 
-def _embed_or_defer(embedder: Embedder, chunks: Sequence[Chunk], report: SyncReport) -> list[np.ndarray | None]:
+def _embed_or_defer(
+    embedder: Embedder, chunks: Sequence[Chunk], report: SyncReport, contexts: Sequence[str] | None = None
+) -> list[np.ndarray | None]:
     """Vectors for the chunks, or Nones once the provider failed: the keyword side is never held hostage.
 
     A provider switch (fallback) is re-raised: the index must be rebuilt under the new provider's identity.
@@ -221,7 +239,7 @@ def _embed_or_defer(embedder: Embedder, chunks: Sequence[Chunk], report: SyncRep
     if report.provider_error is not None or embedder.provider is None:
         return [None] * len(chunks)
     try:
-        return embedder.embed(chunks)
+        return embedder.embed(chunks, contexts)
     except ProviderSwitchedError:
         raise
     except EmbeddingError as err:
@@ -285,7 +303,8 @@ def _read_changed(
             report.files_unchanged += 1
             continue
         chunks = chunk_markdown(text, config.chunking.tokens, config.chunking.overlap)
-        pending.append(_PendingFile(file, file_hash, chunks))
+        contexts = chunk_prefixes(file.path, text, [c.start_line for c in chunks])
+        pending.append(_PendingFile(file, file_hash, chunks, contexts=contexts))
     return pending
 
 
@@ -333,6 +352,7 @@ def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray |
                 model=model,
                 text=chunk.text,
                 embedding=vector,
+                context=item.context(index),
             )
         )
     with store.transaction():
@@ -412,7 +432,12 @@ def incremental_sync(
     if progress:
         progress(0, len(pending), "indexing")
     for group in _windows(pending, EMBED_WINDOW_CHUNKS):
-        vectors = _embed_or_defer(embedder, [c for item in group for c in item.chunks], report)
+        vectors = _embed_or_defer(
+            embedder,
+            [c for item in group for c in item.chunks],
+            report,
+            [item.context(i) for item in group for i in range(len(item.chunks))],
+        )
         if provider is not None and store.vector.dims is None and vectors and vectors[0] is not None:
             store.ensure_vector_table(len(vectors[0]))
         offset = 0
