@@ -19,7 +19,7 @@ from datetime import date
 
 from .ranking import file_date
 
-CONTEXT_VERSION = "date-headings-1"
+CONTEXT_VERSION = "date-headings-2"
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
@@ -69,10 +69,13 @@ def context_prefix(path: str, headings: Sequence[str]) -> str:
 
 def chunk_prefixes(path: str, text: str, start_lines: Sequence[int]) -> list[str]:
     """`context_prefix` for each chunk of one file, given the chunks' 1-based start lines."""
+    lines = text.split("\n")
     paths = heading_paths(text)
     out = []
     for start in start_lines:
         headings = paths[start - 1] if 0 < start <= len(paths) else ()
+        if headings and _HEADING.match(lines[start - 1]):
+            headings = headings[:-1]  # the chunk opens with its own heading: it is in the text already
         out.append(context_prefix(path, headings))
     return out
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ...chunk_context import with_context
 from ...store import ChunkRow, FileRow, FtsState, SearchRow, VectorState, now_ms
 from .keyword import BM25_SQL, chunk_terms, translate
 from .schema import ensure_hnsw_index, vector_expression
@@ -176,7 +177,7 @@ class PgStore:
         params = []
         total_len = 0
         for row in rows:
-            tsv, doc_len = chunk_terms(row.text)
+            tsv, doc_len = chunk_terms(with_context(row.context, row.text))  # chunk_context: date, headings
             total_len += doc_len
             vector = None if row.embedding is None else np.asarray(row.embedding, dtype=np.float32)
             dims = None if vector is None else int(vector.shape[0])
