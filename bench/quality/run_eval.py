@@ -62,10 +62,12 @@ def ranked_docs(paths: list[str], mapping: dict[str, str]) -> list[str]:
     return list(dict.fromkeys(mapping[p] for p in paths if p in mapping))
 
 
-def build_index(collection: Collection, work: Path, provider_name: str) -> tuple[MemoryIndex, dict[str, str]]:
+def build_index(
+    collection: Collection, work: Path, provider_name: str, local_model: str | None = None
+) -> tuple[MemoryIndex, dict[str, str]]:
     ws = work / "ws"
     mapping = write_workspace(collection, ws)
-    config = parse_config({"provider": provider_name, "query": EVAL_QUERY_CFG})
+    config = parse_config({"provider": provider_name, "query": EVAL_QUERY_CFG, "local": {"model": local_model}})
     result = create_provider(config)
     if result.provider is None:
         raise SystemExit(f"no embedding provider: {result.unavailable_reason}")
@@ -163,13 +165,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="test")
     parser.add_argument("--max-docs", type=int, default=None, help="sample a BEIR corpus down (judged docs kept)")
     parser.add_argument("--provider", default="local")
+    parser.add_argument("--local-model", default=None, help="local.model: e5-small, e5-small-enpt, minilm")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/mdrecall-quality"))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "quality.json")
     args = parser.parse_args(argv)
 
     collection = load_beir(args.beir, args.split, args.max_docs) if args.beir else load_pydocs(args.docs_dir)
     work = args.work_dir / collection.name
-    index, mapping = build_index(collection, work, args.provider)
+    index, mapping = build_index(collection, work, args.provider, args.local_model)
     try:
         chunks = index.status()["chunks"]
         results = evaluate(collection, index, mapping)
@@ -185,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         "queries": len(collection.queries),
         "queries_per_tier": {t: sum(1 for v in collection.tiers.values() if v == t) for t in tiers},
         "provider": args.provider,
+        "local_model": index.provider.model if index.provider is not None else None,
         "chunk_results_per_query": CHUNK_RESULTS,
         "machine": platform.platform(),
         "results": results,

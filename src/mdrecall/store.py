@@ -31,6 +31,12 @@ EXPECTED_COLUMNS = {
     "embedding_cache": ("provider", "model", "provider_key", "hash", "embedding", "dims", "updated_at"),
 }
 CACHE_LOOKUP_BATCH = 400
+# Chunks of the offline models have several vectors (windows, see chunk_windows.py): vec0 holds one row per
+# window, keyed `<chunk id>` for the first and `<chunk id>#<i>` for the others; KNN asks for this many rows
+# per wanted chunk (and widens when windows of the same chunks fill them), then keeps each chunk's best.
+WINDOW_ID_SEP = "#"
+KNN_WINDOWS_PER_CHUNK = 8
+VEC0_MAX_K = 4096
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -155,9 +161,43 @@ def vector_to_blob(vector: np.ndarray) -> bytes:
 
 
 def _vector_to_json(vector: np.ndarray | None) -> str:
+    """The spec's JSON vector; a chunk embedded as several windows stores a list of vectors."""
     if vector is None:
         return "[]"
-    return json.dumps([round(float(x), 8) for x in np.asarray(vector, dtype=np.float32)])
+    arr = np.asarray(vector, dtype=np.float32)
+    if arr.ndim == 2:
+        return json.dumps([[round(float(x), 8) for x in row] for row in arr])
+    return json.dumps([round(float(x), 8) for x in arr])
+
+
+def _windows_of(vector: np.ndarray | None) -> np.ndarray | None:
+    """A chunk's vectors as a (windows, dims) matrix (one row for most chunks), or None."""
+    if vector is None:
+        return None
+    arr = np.asarray(vector, dtype=np.float32)
+    if arr.size == 0:
+        return None
+    return arr.reshape(1, -1) if arr.ndim == 1 else arr
+
+
+def _stored_window_count(embedding: str | None) -> int:
+    """How many windows a stored chunks.embedding holds (a list of lists for several)."""
+    if not embedding or not embedding.startswith("[["):
+        return 1
+    return len(json.loads(embedding))
+
+
+def window_ids(chunk_id: str, count: int) -> list[str]:
+    """The vec0 row ids of a chunk's windows: the chunk id for the first (as the spec has it), then id#i."""
+    return [chunk_id] + [f"{chunk_id}{WINDOW_ID_SEP}{i}" for i in range(1, count)]
+
+
+def _best_window_per_chunk(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """KNN rows (window id, distance), nearest first -> (chunk id, its nearest window's distance)."""
+    best: dict[str, float] = {}
+    for vec_id, distance in hits:
+        best.setdefault(vec_id.split(WINDOW_ID_SEP, 1)[0], distance)
+    return list(best.items())
 
 
 def _sqlite_vec_path(extension_path: str | None) -> str:
@@ -347,10 +387,12 @@ class Store:
 
     def delete_chunks_for(self, path: str, source: str) -> None:
         if self.vector.available and self.vector.dims is not None:
-            self.conn.execute(
-                "DELETE FROM chunks_vec WHERE id IN (SELECT id FROM chunks WHERE path = ? AND source = ?)",
-                (path, source),
-            )
+            found = self.conn.execute(
+                "SELECT id, embedding FROM chunks WHERE path = ? AND source = ?", (path, source)
+            ).fetchall()
+            for chunk_id, embedding in found:
+                for vec_id in window_ids(chunk_id, _stored_window_count(embedding)):
+                    self.conn.execute("DELETE FROM chunks_vec WHERE id = ?", (vec_id,))
         if self.fts.available:
             # FTS rows share the chunk's rowid, so this is an indexed delete, not a scan of chunks_fts.
             self.conn.execute(
@@ -383,12 +425,14 @@ class Store:
                 ),
             )
             rowid = self.conn.last_insert_rowid()
-            if row.embedding is not None and self.vector.available and self.vector.dims == len(row.embedding):
-                # an orphan vector row (e.g. left by a crash between tables) must not block the insert
-                self.conn.execute("DELETE FROM chunks_vec WHERE id = ?", (row.id,))
-                self.conn.execute(
-                    "INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (row.id, vector_to_blob(row.embedding))
-                )
+            windows = _windows_of(row.embedding)
+            if windows is not None and self.vector.available and self.vector.dims == windows.shape[1]:
+                for vec_id, vector in zip(window_ids(row.id, len(windows)), windows, strict=True):
+                    # an orphan vector row (e.g. left by a crash between tables) must not block the insert
+                    self.conn.execute("DELETE FROM chunks_vec WHERE id = ?", (vec_id,))
+                    self.conn.execute(
+                        "INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (vec_id, vector_to_blob(vector))
+                    )
             if self.fts.available:
                 self.conn.execute(
                     "INSERT INTO chunks_fts(rowid, text, id, path, source, model, start_line, end_line) "
@@ -540,19 +584,20 @@ class Store:
         return self._numpy_search(query, model, sources, limit)
 
     def _knn_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
+        """KNN over every window (a chunk may have several rows), then each chunk once at its best window."""
         # vec0 (spec DDL, L2 metric) over unit vectors: cosine = 1 - d^2 / 2, same order as cosine distance.
         total = self.vector_row_count()
-        k = min(limit, total)
+        k = min(limit * KNN_WINDOWS_PER_CHUNK, total, VEC0_MAX_K)
         results: list[SearchRow] = []
         while k > 0:
             rows = self.conn.execute(
                 "SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
                 (vector_to_blob(query), k),
             ).fetchall()
-            results = self._join_chunks(rows, model, sources)
-            if len(results) >= limit or k >= total:
+            results = self._join_chunks(_best_window_per_chunk(rows), model, sources)
+            if len(results) >= limit or k >= min(total, VEC0_MAX_K):
                 break
-            k = min(total, k * 4)  # filtered out by source/model: widen the net
+            k = min(total, k * 4, VEC0_MAX_K)  # windows of the same chunks, or filtered out: widen the net
         return results[:limit]
 
     def _join_chunks(self, hits: list[tuple[str, float]], model: str, sources: Sequence[str]) -> list[SearchRow]:
@@ -582,11 +627,14 @@ class Store:
         ).fetchall()
         if not rows:
             return []
-        matrix = np.asarray([json.loads(r[6]) for r in rows], dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[1] != len(query):
-            return []
+        # each chunk's windows (one row for most chunks); a chunk scores as its best window
+        per_chunk = [np.asarray(json.loads(r[6]), dtype=np.float32).reshape(-1, len(query)) for r in rows]
+        owner = np.repeat(np.arange(len(rows)), [len(m) for m in per_chunk])
+        matrix = np.concatenate(per_chunk) if per_chunk else np.zeros((0, len(query)), dtype=np.float32)
         norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
-        sims = matrix @ np.asarray(query, dtype=np.float32) / np.where(norms == 0, 1.0, norms)
+        window_sims = matrix @ np.asarray(query, dtype=np.float32) / np.where(norms == 0, 1.0, norms)
+        sims = np.full(len(rows), -np.inf, dtype=np.float32)
+        np.maximum.at(sims, owner, window_sims)
         top = np.argsort(-sims, kind="stable")[:limit]
         return [
             SearchRow(rows[i][0], rows[i][1], rows[i][2], int(rows[i][3]), int(rows[i][4]), rows[i][5], float(sims[i]))

@@ -12,6 +12,8 @@ files are removed and the live index is untouched.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -22,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .chunk_context import CONTEXT_VERSION, chunk_prefixes, with_context
+from .chunk_windows import DEFAULT_WINDOW_LINES, DEFAULT_WINDOW_STRIDE, WindowPlan, chunk_windows
 from .chunking import Chunk, chunk_markdown, hash_text
 from .config import MemoryConfig
 from .embeddings.base import EmbeddingProvider
@@ -107,7 +110,14 @@ def expected_meta(provider: EmbeddingProvider | None, config: MemoryConfig) -> d
         "chunkContext": CONTEXT_VERSION,
         # memory files redacted or not, and the rules' version: a change rebuilds (and so purges) the index
         "redaction": f"v{REDACTION_VERSION}" + ("" if config.redact_memory else "-sessions-only"),
+        "windows": _windows_meta(provider),
     }
+
+
+def _windows_meta(provider: EmbeddingProvider | None) -> str | None:
+    """How chunks are cut into embedded windows (None: one vector per chunk); a change rebuilds the index."""
+    plan = window_plan(provider) if provider is not None else None
+    return None if plan is None else f"lines={plan.lines},stride={plan.stride},tokens={plan.max_tokens}"
 
 
 def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any]) -> str | None:
@@ -123,6 +133,7 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
         ("ftsText", "keyword index format"),
         ("chunkContext", "chunk context format"),
         ("redaction", "secret redaction"),
+        ("windows", "embedding windows"),
     ):
         if stored.get(key) != expected.get(key):
             return f"{label} changed ({stored.get(key)!r} -> {expected.get(key)!r})"
@@ -184,17 +195,42 @@ class Embedder:
         self.seconds = 0.0
 
     def embed(self, chunks: Sequence[Chunk], contexts: Sequence[str] | None = None) -> list[np.ndarray | None]:
-        """One vector per chunk, of `with_context(context, chunk.text)` (cache keyed by that text's hash)."""
+        """Per chunk its vectors: one row per window (chunk_windows.py) for a local model, else one vector of
+        the whole chunk. Each text embedded is `with_context(context, window)`; the cache is keyed by its hash."""
         provider = self.provider
         if provider is None:
             return [None] * len(chunks)
         prefixes = list(contexts) if contexts is not None else [""] * len(chunks)
-        chunks = [
-            Chunk(c.start_line, c.end_line, with_context(p, c.text), hash_text(with_context(p, c.text)))
-            if p
-            else c
+        plan = window_plan(provider)
+        per_chunk = [
+            [with_context(p, w) for w in (chunk_windows(c.text, plan, p) if plan is not None else [c.text])]
             for c, p in zip(chunks, prefixes, strict=True)
         ]
+        pairs = [(c, w) for c, ws in zip(chunks, per_chunk, strict=True) for w in ws]
+        texts = [Chunk(c.start_line, c.end_line, w, hash_text(w)) for c, w in pairs]
+        counts = [len(ws) for ws in per_chunk]
+        # a chunk progress callback (`on_chunks`, when the embedder has one) counts chunks, not windows
+        outer = getattr(self, "on_chunks", None)
+        if outer is not None:
+            self.on_chunks = _windows_to_chunks(outer, counts)
+        try:
+            vectors = self._embed_texts(texts)
+            if outer is not None:
+                self.on_chunks(len(texts))  # repeated windows were embedded once: count every chunk as done
+        finally:
+            if outer is not None:
+                self.on_chunks = outer
+        out: list[np.ndarray | None] = []
+        offset = 0
+        for n in counts:
+            out.append(vectors[offset] if n == 1 else _stack(vectors[offset : offset + n]))
+            offset += n
+        return out
+
+    def _embed_texts(self, chunks: Sequence[Chunk]) -> list[np.ndarray]:
+        """One vector per text, cache first; only misses reach the provider."""
+        provider = self.provider
+        assert provider is not None
         hashes = [c.hash for c in chunks]
         cached: dict[str, np.ndarray] = {}
         if self.cache_enabled:
@@ -263,6 +299,36 @@ def _fill_pending_vectors(store: Store, embedder: Embedder, model: str, report: 
             for (chunk_id, _, _), vector in zip(rows, vectors, strict=True):
                 store.set_chunk_vector(chunk_id, vector)  # type: ignore[arg-type]
         report.vectors_filled += len(rows)
+
+
+def _stack(rows: Sequence[np.ndarray]) -> np.ndarray:
+    import numpy as np
+
+    return np.stack(rows)
+
+
+def _windows_to_chunks(report: Callable[[int], None], counts: Sequence[int]) -> Callable[[int], None]:
+    """Turn "n more windows embedded" into "m more chunks done" for the chunk progress callback."""
+    bounds = list(itertools.accumulate(counts))
+    state = {"windows": 0, "chunks": 0}
+
+    def advance(windows: int) -> None:
+        state["windows"] = min(state["windows"] + windows, bounds[-1] if bounds else 0)
+        done = bisect.bisect_right(bounds, state["windows"])
+        if done > state["chunks"]:
+            report(done - state["chunks"])
+            state["chunks"] = done
+
+    return advance
+
+
+def window_plan(provider: EmbeddingProvider) -> WindowPlan | None:
+    """Windows for the offline models (their input is short: 256-512 tokens); remote models read 8k tokens and
+    bill per request, so they keep the spec's one vector per chunk."""
+    if provider.id != "local":
+        return None
+    max_tokens = getattr(provider, "max_seq_length", None) or 256
+    return WindowPlan(DEFAULT_WINDOW_LINES, DEFAULT_WINDOW_STRIDE, int(max_tokens))
 
 
 def _unchanged_on_disk(row: FileRow | None, file: MemoryFile | SessionFile) -> bool:

