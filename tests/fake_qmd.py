@@ -54,6 +54,13 @@ def _load_index() -> dict:
         return {"docs": [], "vectors": 0}
 
 
+def _save(cache: Path, data: dict) -> None:
+    """Atomic, like qmd's SQLite: a search running during an update or embed sees the old or the new index."""
+    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, cache)
+
+
 def update() -> None:
     config, cache = _paths()
     collections = json.loads(config.read_text(encoding="utf-8"))["collections"]
@@ -67,7 +74,7 @@ def update() -> None:
                     docs.append({"collection": name, "path": file.relative_to(root).as_posix(), "text": text})
     cache.parent.mkdir(parents=True, exist_ok=True)
     previous = _load_index()
-    cache.write_text(json.dumps({"docs": docs, "vectors": previous.get("vectors", 0)}), encoding="utf-8")
+    _save(cache, {"docs": docs, "vectors": previous.get("vectors", 0)})
     print(f"Indexed: {len(docs)} new, 0 updated, 0 unchanged, 0 removed")
 
 
@@ -76,7 +83,7 @@ def embed() -> None:
     index["vectors"] = len(index["docs"])
     _, cache = _paths()
     cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(index), encoding="utf-8")
+    _save(cache, index)
     print(f"Embedded {index['vectors']} chunks")
 
 

@@ -67,6 +67,11 @@ def test_an_unexpected_error_in_the_qmd_path_falls_back_too(
     assert backend.status()["qmd"]["available"] is False
 
 
+def test_the_fallback_builds_a_builtin_index_never_built_before(make_qmd) -> None:
+    response = make_qmd({"command": "qmd-is-not-installed-here"}).search("flamingo")  # no sync, no tools
+    assert response.backend == "builtin" and response.results
+
+
 def test_the_fallback_also_knows_the_qmd_paths(fake_qmd: FakeQmd, make_qmd) -> None:
     fake_qmd.set(search="fail")
     tools = MemoryTools(make_qmd())

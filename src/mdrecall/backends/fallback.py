@@ -7,6 +7,7 @@ next search tries the primary again, so a recovered sidecar serves again without
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -112,6 +113,8 @@ class FallbackBackend:
         except Exception as err:  # whatever broke in the sidecar path, the builtin index answers
             reason = str(err) if isinstance(err, QmdError) else f"qmd backend error: {type(err).__name__}: {err}"
             logger.warning("qmd search failed, the builtin index answers: %s", reason)
+            with contextlib.suppress(Exception):  # an index never built (qmd answered so far) is built now
+                self.fallback.ensure_fresh()
             response = self.fallback.search(
                 query, max_results, min_score, mode, citations=citations, session_key=session_key
             )
