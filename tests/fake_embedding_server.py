@@ -42,6 +42,7 @@ Knobs (plain attributes, change them any time):
 - `reverse_data`: answer `data[]` in reverse order (clients must sort by `index`).
 - `required_key`: when set, requests without it (Bearer / x-goog-api-key) get 401 with a message that
   echoes the key they sent, like real APIs do — to prove clients redact it.
+- `outage`: when set to a status (e.g. 503), every request gets it: the provider is down until reset to None.
 - `batch_polls_until_done` (1) and `batch_outcome` (`"completed"`, `"failed"`, `"expired"`, `"stuck"`).
 
 Records: `requests` (list of `RecordedRequest`: method, path, query, route, headers with lower-case
@@ -251,6 +252,7 @@ class FakeEmbeddingServer:
             self.delay = 0.0
             self.reverse_data = False
             self.required_key: str | None = None
+            self.outage: int | None = None
             self.batch_polls_until_done = 1
             self.batch_outcome = "completed"
             self.max_in_flight = 0
@@ -315,6 +317,8 @@ class FakeEmbeddingServer:
             time.sleep(delay)
         if reply is not None and reply.overrides_body:
             return reply.status, reply.text if reply.text is not None else reply.json
+        if self.outage is not None:
+            return self.outage, {"error": {"message": "service unavailable (fake outage)"}}
         denied = self._check_key(req)
         if denied is not None:
             return denied

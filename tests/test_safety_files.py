@@ -265,3 +265,11 @@ def test_query_after_double_dash_is_not_an_option(ws: Path, tmp_path: Path) -> N
     result = cli(ws, tmp_path / "s", "search", "--json", "--", "--dry-run")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)[0]["path"] == "memory/flags.md"
+
+
+def test_openclaw_config_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "openclaw.json"
+    config.write_bytes(b'{"agents": {"defaults": {"workspace": "caf\xe9"}}}')
+    result = runner.invoke(app, ["--openclaw", "--config", str(config), "status"])
+    line = one_line_error(result)
+    assert "not UTF-8" in line and "openclaw.json" in line

@@ -243,7 +243,7 @@ def other_secret(draw: st.DrawFn) -> tuple[str, str]:
     return form.format(v=value), value
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     parts=st.lists(
         st.tuples(st.lists(_PLAIN, min_size=1, max_size=3), st.one_of(vendor_secret(), named_secret(), other_secret())),

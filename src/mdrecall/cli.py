@@ -235,6 +235,11 @@ def index(
         )
         for path, problem in report.skipped:
             _warn(f"{path}: {problem}")
+        if report.provider_error:
+            _warn(
+                f"embedding provider unavailable ({report.provider_error}): keyword index built, "
+                f"{report.vectors_pending} chunks wait for vectors (filled by the next index once it answers)"
+            )
 
     _run(ctx, body)
 
@@ -353,6 +358,10 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         rows.append(("last sync", f"{when} ({last['reason']})"))
     if status.get("recovered"):
         rows.append(("recovered", status["recovered"]))
+    if status.get("vectorsPending"):
+        rows.append(("vectors pending", f"{status['vectorsPending']} chunks (keyword-searchable meanwhile)"))
+    if status.get("providerError"):
+        rows.append(("provider error", status["providerError"]))
     if status.get("providerUnavailable"):
         rows.append(("note", status["providerUnavailable"]))
     if status.get("fallback"):

@@ -55,4 +55,6 @@ def describe_os_error(err: BaseException, what: str) -> str:
     }
     if code in hints:
         text = hints[code]
+    elif type(err).__name__ == "IOError" and "disk I/O error" in text:  # apsw: SQLite could not write
+        text = "disk I/O error (is the disk full, or a file size limit reached?)"
     return f"{what}: {text}{where}"

@@ -15,8 +15,16 @@ import apsw
 
 from .config import Settings
 from .embeddings.base import EmbeddingProvider
-from .embeddings.factory import ProviderResult, create_provider
-from .errors import IndexBusyError, IndexWriteError, MdrecallError, PathRefusedError, WorkspaceError, describe_os_error
+from .embeddings.factory import ProviderResult, ProviderSwitchedError, create_provider
+from .errors import (
+    EmbeddingError,
+    IndexBusyError,
+    IndexWriteError,
+    MdrecallError,
+    PathRefusedError,
+    WorkspaceError,
+    describe_os_error,
+)
 from .index_identity import check_index_path, stale_temp_files
 from .search import SearchMode, SearchResponse, run_search
 from .sessions import SESSIONS_PREFIX, SessionDeltaTracker, SessionFile, list_session_files, resolve_session_path
@@ -42,6 +50,27 @@ except ImportError:  # pragma: no cover
 
 LOCK_WAIT_SECONDS = 600.0
 WORKSPACE_META_KEY = "workspace"
+
+
+_WRITE_FAULTS = (OSError, apsw.FullError, apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError, apsw.PermissionsError)
+
+
+def _write_fault(err: BaseException) -> BaseException | None:
+    """The disk/permission fault behind an error, if any (SQLite may roll back on its own after a full disk,
+    so the error seen last can be a failed ROLLBACK whose context holds the real cause)."""
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, _WRITE_FAULTS):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _keyword_only(response: SearchResponse, why: str) -> SearchResponse:
+    """A keyword-index answer, saying why there are no vector results (never an error)."""
+    note = f"{why}; keyword results only"
+    response.notice = f"{note}; {response.notice}" if response.notice else note
+    return response
 
 
 class MemoryIndex:
@@ -257,9 +286,15 @@ class MemoryIndex:
         if self.read_only:
             raise IndexWriteError(f"cannot update the index: {self.db_path} is read-only (searching it as it is)")
         try:
-            report = self._locked_sync(force, reason, progress, respect_session_deltas, chunk_progress)
-        except (OSError, apsw.FullError, apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError) as err:
-            raise IndexWriteError(describe_os_error(err, "index not updated (what was indexed is kept)")) from None
+            try:
+                report = self._locked_sync(force, reason, progress, respect_session_deltas, chunk_progress)
+            except ProviderSwitchedError:  # the fallback took over: rebuild under its identity (once)
+                report = self._locked_sync(force, reason, progress, respect_session_deltas, chunk_progress)
+        except (OSError, apsw.Error) as err:
+            fault = _write_fault(err)
+            if fault is None:
+                raise
+            raise IndexWriteError(describe_os_error(fault, "index not updated (what was indexed is kept)")) from None
         if self.on_synced is not None:
             self.on_synced(report)
         return report
@@ -515,19 +550,37 @@ class MemoryIndex:
     ) -> SearchResponse:
         self._request_sync_if_dirty()
         min_score, _ = self.effective_min_score(min_score)
-        return run_search(
-            self.store,
-            self.provider,
-            index_model(self.provider),
-            self.config.query,
-            query,
-            sources=self.config.sources,
-            max_results=max_results,
-            min_score=min_score,
-            mode=mode,
-            citations=citations,  # type: ignore[arg-type]
-            session_key=session_key,
-        )
+
+        def run(provider: EmbeddingProvider | None, model: str) -> SearchResponse:
+            return run_search(
+                self.store,
+                provider,
+                model,
+                self.config.query,
+                query,
+                sources=self.config.sources,
+                max_results=max_results,
+                min_score=min_score,
+                mode=mode,
+                citations=citations,  # type: ignore[arg-type]
+                session_key=session_key,
+            )
+
+        provider = self.provider
+        stored_model = (self.store.read_meta() or {}).get("model")
+        if provider is None:
+            return run(None, index_model(None))
+        if stored_model and stored_model != provider.model:
+            why = f"the index holds {stored_model} vectors, the provider now is {provider.model}"
+            return _keyword_only(run(None, stored_model), why)
+        try:
+            return run(provider, provider.model)
+        except ProviderSwitchedError as err:
+            if stored_model == provider.model:  # switched to the fallback the index was built with
+                return run(provider, provider.model)
+            return _keyword_only(run(None, stored_model or provider.model), str(err))
+        except EmbeddingError as err:
+            return _keyword_only(run(None, stored_model or provider.model), f"embedding provider unavailable: {err}")
 
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:
         """Text of a memory file, optionally `lines` lines starting at 1-based `from_line`."""
@@ -610,6 +663,10 @@ class MemoryIndex:
         }
         if self.recovery:
             out["recovered"] = self.recovery
+        if provider is not None and hasattr(store, "pending_vector_count"):
+            out["vectorsPending"] = store.pending_vector_count(meta.get("model") or provider.model)
+        if self.last_sync is not None and self.last_sync.provider_error:
+            out["providerError"] = self.last_sync.provider_error
         last = store.read_meta_value("last_sync")
         if last:
             out["lastSync"] = json.loads(last)

@@ -91,11 +91,16 @@ def load_openclaw_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Parse a JSON5 config file (comments, trailing commas, unquoted keys) into a dict."""
     target = Path(path)
     try:
-        text = target.read_text(encoding="utf-8")
+        text = target.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         raise ConfigError(f"OpenClaw config not found: {target}") from None
     except OSError as err:
         raise ConfigError(f"cannot read OpenClaw config {target}: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"invalid OpenClaw config {target}: not UTF-8 text "
+            f"(byte {err.object[err.start]:#04x} at offset {err.start})"
+        ) from None
     try:
         data = json5.loads(text)
     except ValueError as err:

@@ -521,6 +521,26 @@ class Store:
         if wrote_vectors:
             self._vectors_changed()
 
+    # -- vectors pending (chunks written keyword-only while the embedding provider was down) -------------
+
+    def pending_vector_chunks(self, model: str, limit: int) -> list[tuple[str, str, str]]:
+        """(id, hash, text) of chunks of `model` that still wait for their vector."""
+        rows = self.conn.execute(
+            "SELECT id, hash, text FROM chunks WHERE model = ? AND embedding = '[]' LIMIT ?", (model, limit)
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def pending_vector_count(self, model: str) -> int:
+        row = self.conn.execute("SELECT COUNT(*) FROM chunks WHERE model = ? AND embedding = '[]'", (model,))
+        return int(row.fetchone()[0])
+
+    def set_chunk_vector(self, chunk_id: str, vector: np.ndarray) -> None:
+        """Give a pending chunk its vector (chunks and chunks_vec)."""
+        self.conn.execute("UPDATE chunks SET embedding = ? WHERE id = ?", (_vector_to_json(vector), chunk_id))
+        if self.vector.available and self.vector.dims == len(vector):
+            self.conn.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))
+            self.conn.execute("INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (chunk_id, vector_to_blob(vector)))
+
     def counts(self) -> dict[str, dict[str, int]]:
         """Files and chunks per source."""
         result: dict[str, dict[str, int]] = {}

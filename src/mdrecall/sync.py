@@ -26,6 +26,7 @@ from .chunk_windows import DEFAULT_WINDOW_LINES, DEFAULT_WINDOW_STRIDE, WindowPl
 from .chunking import Chunk, chunk_markdown, hash_text
 from .config import MemoryConfig
 from .embeddings.base import EmbeddingProvider
+from .embeddings.factory import ProviderSwitchedError
 from .errors import EmbeddingError
 from .fts_text import FTS_TEXT_VERSION
 from .redact import REDACTION_VERSION, redact
@@ -69,6 +70,10 @@ class SyncReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     sessions_pending: int = 0
     sessions_malformed_lines: int = 0
+    # the provider failed: the keyword side is indexed, these chunks wait for vectors (filled by a later sync)
+    provider_error: str | None = None
+    vectors_pending: int = 0
+    vectors_filled: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +92,9 @@ class SyncReport:
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
             "sessionsPending": self.sessions_pending,
             "sessionsMalformedLines": self.sessions_malformed_lines,
+            "providerError": self.provider_error,
+            "vectorsPending": self.vectors_pending,
+            "vectorsFilled": self.vectors_filled,
         }
 
 
@@ -303,6 +311,42 @@ class Embedder:
         result = np.empty_like(stacked)
         result[np.asarray(order)] = stacked
         return result
+
+
+def _embed_or_defer(
+    embedder: Embedder, chunks: Sequence[Chunk], report: SyncReport, contexts: Sequence[str] | None = None
+) -> list[np.ndarray | None]:
+    """Vectors for the chunks, or Nones once the provider failed: the keyword side is never held hostage.
+
+    A provider switch (fallback) is re-raised: the index must be rebuilt under the new provider's identity.
+    """
+    if report.provider_error is not None or embedder.provider is None:
+        return [None] * len(chunks)
+    try:
+        return embedder.embed(chunks, contexts)
+    except ProviderSwitchedError:
+        raise
+    except EmbeddingError as err:
+        report.provider_error = str(err)
+        return [None] * len(chunks)
+
+
+def _fill_pending_vectors(store: Store, embedder: Embedder, model: str, report: SyncReport) -> None:
+    """Embed chunks indexed keyword-only while the provider was down (it answers again now)."""
+    while True:
+        rows = store.pending_vector_chunks(model, EMBED_WINDOW_CHUNKS)
+        if not rows:
+            return
+        chunks = [Chunk(0, 0, text, text_hash) for _, text_hash, text in rows]
+        vectors = _embed_or_defer(embedder, chunks, report)
+        if report.provider_error is not None or any(v is None or len(v) == 0 for v in vectors):
+            return
+        if store.vector.dims is None and vectors:
+            store.ensure_vector_table(len(vectors[0]))  # type: ignore[arg-type]
+        with store.transaction():
+            for (chunk_id, _, _), vector in zip(rows, vectors, strict=True):
+                store.set_chunk_vector(chunk_id, vector)  # type: ignore[arg-type]
+        report.vectors_filled += len(rows)
 
 
 def _stack(rows: Sequence[np.ndarray]) -> np.ndarray:
@@ -527,11 +571,13 @@ def incremental_sync(
     if progress:
         progress(0, len(pending), "indexing")
     for group in _windows(pending, EMBED_WINDOW_CHUNKS):
-        vectors = embedder.embed(
+        vectors = _embed_or_defer(
+            embedder,
             [c for item in group for c in item.chunks],
+            report,
             [item.context(i) for item in group for i in range(len(item.chunks))],
         )
-        if provider is not None and provider.dims is None and vectors:
+        if provider is not None and store.vector.dims is None and vectors and vectors[0] is not None:
             store.ensure_vector_table(len(vectors[0]))
         offset = 0
         for item in group:
@@ -545,6 +591,10 @@ def incremental_sync(
             if provider is None:
                 on_chunks(len(item.chunks))
 
+    if provider is not None and hasattr(store, "pending_vector_count"):  # stores without it: no pending vectors
+        if report.provider_error is None:
+            _fill_pending_vectors(store, embedder, model, report)
+        report.vectors_pending = store.pending_vector_count(model)
     meta = expected_meta(provider, config)
     if provider is not None and meta["vectorDims"] is None:
         meta["vectorDims"] = store.vector.dims
