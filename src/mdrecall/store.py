@@ -523,23 +523,35 @@ class Store:
 
     # -- vectors pending (chunks written keyword-only while the embedding provider was down) -------------
 
+    _PENDING = (
+        "FROM chunks c WHERE c.model = ? AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_rowid = c.rowid)"
+    )
+
     def pending_vector_chunks(self, model: str, limit: int) -> list[tuple[str, str, str]]:
-        """(id, hash, text) of chunks of `model` that still wait for their vector."""
-        rows = self.conn.execute(
-            "SELECT id, hash, text FROM chunks WHERE model = ? AND embedding = '[]' LIMIT ?", (model, limit)
-        )
+        """(id, hash, text) of chunks of `model` that still wait for their vector (no chunk_vectors row)."""
+        rows = self.conn.execute(f"SELECT c.id, c.hash, c.text {self._PENDING} LIMIT ?", (model, limit))
         return [(r[0], r[1], r[2]) for r in rows]
 
     def pending_vector_count(self, model: str) -> int:
-        row = self.conn.execute("SELECT COUNT(*) FROM chunks WHERE model = ? AND embedding = '[]'", (model,))
+        row = self.conn.execute(f"SELECT COUNT(*) {self._PENDING}", (model,))
         return int(row.fetchone()[0])
 
     def set_chunk_vector(self, chunk_id: str, vector: np.ndarray) -> None:
-        """Give a pending chunk its vector (chunks and chunks_vec)."""
-        self.conn.execute("UPDATE chunks SET embedding = ? WHERE id = ?", (_vector_to_json(vector), chunk_id))
-        if self.vector.available and self.vector.dims == len(vector):
+        """Give a pending chunk its vector (chunk_vectors, the spec's JSON column and vec0 when in use)."""
+        found = self.conn.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
+        if found is None:
+            return
+        rowid = int(found[0])
+        self.conn.execute("DELETE FROM chunk_vectors WHERE chunk_rowid = ?", (rowid,))
+        self.conn.execute(
+            "INSERT INTO chunk_vectors(chunk_rowid, window, embedding) VALUES(?, 0, ?)", (rowid, vector_to_blob(vector))
+        )
+        if self.json_embeddings:
+            self.conn.execute("UPDATE chunks SET embedding = ? WHERE rowid = ?", (_vector_to_json(vector), rowid))
+        if self.uses_vec0 and self.vector.dims == len(vector):
             self.conn.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))
             self.conn.execute("INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (chunk_id, vector_to_blob(vector)))
+        self._vectors_changed()
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Files and chunks per source."""
