@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -252,6 +252,7 @@ def other_secret(draw: st.DrawFn) -> tuple[str, str]:
     ),
     tail=st.lists(_PLAIN, min_size=1, max_size=3),
 )
+@example(parts=[(["zebra"], ("--password -0000000", "-0000000"))], tail=["zebra"])  # found by hypothesis
 def test_property_generated_secrets_never_survive_and_plain_words_do(
     parts: list[tuple[list[str], tuple[str, str]]], tail: list[str]
 ) -> None:

@@ -215,8 +215,12 @@ def _assignment_kind(m: re.Match[str]) -> str | None:
     return kind
 
 
+_NEXT_FLAG_RE = re.compile(r"--?[A-Za-z]")
+
+
 def _flag_kind(m: re.Match[str]) -> str | None:
-    if _already_masked(m.group("value")) or m.group("value").startswith("-"):
+    value = m.group("value")
+    if _already_masked(value) or _NEXT_FLAG_RE.match(value):  # `--password --verbose`: no value given
         return None
     return name_kind(m.group("ident"))
 
