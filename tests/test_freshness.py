@@ -225,6 +225,9 @@ def test_watch_command_runs_and_stops_cleanly_on_ctrl_c(workspace: Path, tmp_pat
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell starts background jobs with SIGINT ignored, and Python then keeps it ignored: restore the
+        # default so Ctrl-C reaches the watcher however the suite itself was started
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         lines: list[str] = []
