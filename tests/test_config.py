@@ -14,7 +14,13 @@ def test_defaults_match_the_spec() -> None:
     cfg = MemoryConfig()
     assert (cfg.chunking.tokens, cfg.chunking.overlap) == (400, 80)
     assert (cfg.query.max_results, cfg.query.min_score) == (6, 0.35)
-    assert cfg.query.hybrid.normalized_weights() == (0.7, 0.3)
+    # Departure measured on LoCoMo (bench/quality/README.md): min-max fusion 0.5/0.5 with the OR keyword side;
+    # the spec's fusion stays one config block away.
+    assert cfg.query.hybrid.normalized_weights() == (0.5, 0.5)
+    assert (cfg.query.hybrid.mode, cfg.query.hybrid.keyword_query) == ("minmax", "or")
+    spec = parse_config({"query": {"hybrid": {"mode": "weighted", "vectorWeight": 0.7, "textWeight": 0.3,
+                                              "keywordQuery": "and"}}})
+    assert spec.query.hybrid.normalized_weights() == (0.7, 0.3) and spec.query.hybrid.mode == "weighted"
     assert cfg.query.hybrid.candidate_multiplier == 4
     assert cfg.query.snippet_max_chars == 700
     assert cfg.sync.watch_debounce_ms == 1500

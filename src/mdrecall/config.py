@@ -152,12 +152,16 @@ class SyncConfig(_Section):
 
 class HybridConfig(_Section):
     enabled: bool = True
-    vector_weight: float = Field(0.7, ge=0)
-    text_weight: float = Field(0.3, ge=0)
+    # Defaults chosen on LoCoMo dev with the default model, multilingual-e5-small over windows
+    # (bench/quality/README.md): min-max 0.5/0.5 hit@5 .916 vs the spec's raw weighted 0.7/0.3 .896, RRF .888.
+    # The spec's behaviour: mode = "weighted", vectorWeight = 0.7, textWeight = 0.3, keywordQuery = "and".
+    vector_weight: float = Field(0.5, ge=0)
+    text_weight: float = Field(0.5, ge=0)
     candidate_multiplier: int = Field(4, ge=1, le=100)
-    # "weighted": the spec's weighted sum (measured best with MiniLM on LoCoMo, bench/quality/README.md);
-    # "minmax": each side's candidate scores scaled to 0..1 per query, then weighted; "rrf": rank fusion.
-    mode: Literal["minmax", "weighted", "rrf"] = "weighted"
+    # "minmax": each side's candidate scores scaled to 0..1 per query, then weighted (e5's cosines are
+    # compressed into 0.75-0.9, so raw scores would let them drown exact keyword hits); "weighted": the spec's
+    # weighted sum of raw scores (best with MiniLM); "rrf": rank fusion.
+    mode: Literal["minmax", "weighted", "rrf"] = "minmax"
     # keyword side: "or" = stop words dropped, remaining terms OR-joined, ranked by BM25; "and" = the spec's
     # query (every word required).
     keyword_query: Literal["or", "and"] = "or"

@@ -531,7 +531,8 @@ class FactStore:
         if vector is not None and self._has_vectors(table) and table.count_rows():
             rows = table.search(vector[0]).distance_type("cosine").limit(1).to_list()
             if rows:
-                similarity = 1.0 - float(rows[0]["_distance"])
+                floor = float(getattr(self.provider, "similarity_floor", 0.0))
+                similarity = calibrated_similarity(1.0 - float(rows[0]["_distance"]), floor)
                 if similarity >= self.config.duplicate_threshold:
                     return self._fact(rows[0]), similarity
             return None, None
@@ -556,8 +557,9 @@ class FactStore:
         if self.provider is not None and self._has_vectors(table):
             qvec = np.asarray(self.provider.embed_query(query), dtype=np.float32)
             pool = min(total, max(limit * 8, 50))
+            floor = float(getattr(self.provider, "similarity_floor", 0.0))
             for row in table.search(qvec).distance_type("cosine").limit(pool).to_list():
-                vector_scores[row["id"]] = max(0.0, 1.0 - float(row["_distance"]))
+                vector_scores[row["id"]] = calibrated_similarity(1.0 - float(row["_distance"]), floor)
         else:
             vec_weight, text_weight = 0.0, 1.0
         hits = []
@@ -688,6 +690,12 @@ def format_memories(hits: list[FactHit] | list[Fact], max_chars: int = 1500) -> 
     if not lines:
         return ""
     return head + "".join(lines) + tail
+
+
+def calibrated_similarity(cosine: float, floor: float) -> float:
+    """A cosine on a 0..1 scale that means the same for every model: models whose unrelated texts already
+    score `floor` (e5: about 0.7) would otherwise pass every threshold tuned on MiniLM."""
+    return max(0.0, (cosine - floor) / (1.0 - floor)) if floor < 1.0 else 0.0
 
 
 def auto_recall(store: FactStore, prompt: str, limit: int | None = None, min_score: float | None = None) -> str:

