@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from .fts_text import CJK_CLASSES, bigrams, char_class, index_text, normalize, query_words, script_runs
-from .keywords import extract_keywords
+from .keywords import extract_keywords, split_on_stopwords
 from .stopwords import CHINESE_CHARS, CHINESE_WORDS, KOREAN_AMBIGUOUS_PARTICLES, KOREAN_ENDINGS, KOREAN_PARTICLES
 from .stopwords import JAPANESE as JAPANESE_STOPWORDS
 from .stopwords import KOREAN as KOREAN_STOPWORDS
@@ -45,28 +45,6 @@ def strip_korean_particle(run: str) -> str:
                 continue
             return stem
     return run
-
-
-def split_on_stopwords(run: str, stopwords: frozenset[str]) -> list[str]:
-    """Cut a CJK run on the stop words it contains, longest match first: 我们的项目 -> [项目]."""
-    longest = max((len(w) for w in stopwords), default=0)
-    pieces: list[str] = []
-    current = ""
-    i = 0
-    while i < len(run):
-        for size in range(min(longest, len(run) - i), 0, -1):
-            if run[i : i + size] in stopwords:
-                if current:
-                    pieces.append(current)
-                current = ""
-                i += size
-                break
-        else:
-            current += run[i]
-            i += 1
-    if current:
-        pieces.append(current)
-    return pieces
 
 
 _HAN_STOPWORDS = CHINESE_WORDS | CHINESE_CHARS | frozenset(w for w in JAPANESE_STOPWORDS if has_cjk_han(w))

@@ -45,7 +45,7 @@ def _segments(query: str) -> list[str]:
     return cleaned.split()
 
 
-def _cut_on_stopwords(run: str, stopwords: frozenset[str]) -> list[str]:
+def split_on_stopwords(run: str, stopwords: frozenset[str]) -> list[str]:
     """The pieces of a CJK run left once its stop words are cut out, longest stop word first."""
     longest = max((len(w) for w in stopwords), default=0)
     pieces: list[str] = []
@@ -96,9 +96,9 @@ def _japanese(segment: str) -> list[str]:
     for part in _JAPANESE_PART.findall(segment):
         cls = char_class(part[0])
         if cls == _HAN:
-            out += _cut_on_stopwords(part, HAN_STOPWORDS)
+            out += split_on_stopwords(part, HAN_STOPWORDS)
         elif cls in (_HIRAGANA, _KATAKANA):
-            out += [p for p in _cut_on_stopwords(part, KANA_STOPWORDS) if cls == _KATAKANA or len(p) >= 2]
+            out += [p for p in split_on_stopwords(part, KANA_STOPWORDS) if cls == _KATAKANA or len(p) >= 2]
         else:
             out += _other(part)
     return out
@@ -107,7 +107,7 @@ def _japanese(segment: str) -> list[str]:
 def _chinese(segment: str) -> list[str]:
     out: list[str] = []
     for cls, run in script_runs(segment):
-        out += _cut_on_stopwords(run, HAN_STOPWORDS) if cls == _HAN else _other(run)
+        out += split_on_stopwords(run, HAN_STOPWORDS) if cls == _HAN else _other(run)
     return out
 
 
