@@ -693,8 +693,8 @@ def format_memories(hits: list[FactHit] | list[Fact], max_chars: int = 1500) -> 
 
 
 def calibrated_similarity(cosine: float, floor: float) -> float:
-    """A cosine on a 0..1 scale that means the same for every model: models whose unrelated texts already
-    score `floor` (e5: about 0.7) would otherwise pass every threshold tuned on MiniLM."""
+    """A cosine rescaled from the provider's `similarity_floor` (0 for MiniLM, 0.6 for e5, whose unrelated
+    texts already score about 0.7), so thresholds tuned on MiniLM keep their meaning for every model."""
     return max(0.0, (cosine - floor) / (1.0 - floor)) if floor < 1.0 else 0.0
 
 
