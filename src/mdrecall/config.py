@@ -196,6 +196,8 @@ class QueryConfig(_Section):
     min_score: float = Field(0.35, ge=0, le=1)
     snippet_max_chars: int = Field(700, ge=1)
     max_injected_chars: int = Field(4000, ge=1)
+    # overlapping chunks of one file in the results come back as one result (search.merge_overlapping)
+    merge_overlapping: bool = True
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
     mmr: MmrConfig = Field(default_factory=MmrConfig)

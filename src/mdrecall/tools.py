@@ -347,9 +347,14 @@ def _absorb(kept: Any, other: Any) -> None:
 def merge_overlapping(results: Sequence[Any], index: Any = None) -> list[Any]:
     """Overlapping hits of one file (neighbouring chunks share `overlap` lines) become one result, best first.
 
-    The merged result spans both line ranges and keeps the better score; its snippet joins both when both
-    are whole chunks, else it is the better hit's snippet. The inputs are not modified.
+    The builtin search merges them already, before it fills `maxResults` (`search.merge_overlapping`); this
+    pass covers other backends' results. The merged result spans both line ranges and keeps the better score;
+    its snippet joins both when both are whole chunks, else it is the better hit's snippet. The inputs are not
+    modified. `query.mergeOverlapping = false` (the spec's one chunk per result) turns both off.
     """
+    query_cfg = getattr(getattr(index, "config", None), "query", None)
+    if not getattr(query_cfg, "merge_overlapping", True):
+        return list(results)
     merged: list[Any] = []
     for result in results:
         for kept in merged:
@@ -518,7 +523,7 @@ class MemoryTools:
         except Exception as err:  # the tool must answer, whatever broke underneath
             return {"results": [], **_unavailable(_describe(err), MEMORY_SEARCH)}
         out: dict[str, Any] = {
-            "results": [r.to_dict() for r in merge_overlapping(response.results)],
+            "results": [r.to_dict() for r in merge_overlapping(response.results, self.index)],
             "provider": response.provider,
             "model": response.model,
             "citations": self.citations_mode,
