@@ -320,10 +320,12 @@ def memoize_candidates() -> None:
             memo[key] = keyword_rows(store, query, model, sources, limit, expanded)
         return memo[key]
 
-    def cached_vector(store: Any, provider: Any, query: str, sources: Any, limit: int) -> Any:
-        key = ("v", str(store.path), query, provider.model, tuple(sources), limit)
+    def cached_vector(store: Any, vector: Any, model: str, sources: Any, limit: int) -> Any:
+        if vector is None:
+            return []
+        key = ("v", str(store.path), vector.tobytes(), model, tuple(sources), limit)
         if key not in memo:
-            memo[key] = vector_rows(store, provider, query, sources, limit)
+            memo[key] = vector_rows(store, vector, model, sources, limit)
         return memo[key]
 
     search_module._keyword_rows = cached_keyword  # type: ignore[assignment]

@@ -165,6 +165,9 @@ class HybridConfig(_Section):
     # keyword side: "or" = stop words dropped, remaining terms OR-joined, ranked by BM25; "and" = the spec's
     # query (every word required).
     keyword_query: Literal["or", "and"] = "or"
+    # share of the min-max fused score given to each chunk's best window, scored on both sides over the same
+    # few lines (window_blend.py); 0 turns it off (the chunk-level fusion alone). Only with mode = "minmax".
+    window_weight: float = Field(0.3, ge=0, le=1)
 
     @model_validator(mode="after")
     def _weights_not_both_zero(self) -> HybridConfig:

@@ -7,6 +7,7 @@ the keyword coverage of a chunk. Every term is quoted, so user input is never pa
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -124,18 +125,40 @@ def build_keyword_query(raw: str) -> str | None:
     return " OR ".join(_quote(t) for t in terms)
 
 
-def _fold(term: str) -> str:
+_LAST_COMBINING_PLANE_END = 0x20000
+
+
+@functools.cache
+def _combining_marks() -> dict[int, None]:
+    """str.translate table deleting every combining mark (built once, on the first non-ASCII text, ~40 ms).
+
+    Unicode has none above U+1FFFF (the last is U+1E94A), so planes 2-16 are not scanned."""
+    return {code: None for code in range(_LAST_COMBINING_PLANE_END) if unicodedata.combining(chr(code))}
+
+
+def fold_term(term: str) -> str:
     """Case and accents folded like FTS5's unicode61 tokenizer folds them."""
-    decomposed = unicodedata.normalize("NFKD", term.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    if term.isascii():
+        return term.lower()
+    return unicodedata.normalize("NFKD", term.lower()).translate(_combining_marks())
+
+
+def indexed_tokens(text: str) -> set[str]:
+    """The folded tokens FTS5 holds for a text (as `fts_text.index_text` cuts it).
+
+    The text is folded once, not token by token (a per-token NFKD was most of a search's time); dropping
+    combining marks before or after cutting words gives the same words."""
+    indexed = index_text(text)
+    folded = indexed.lower() if indexed.isascii() else fold_term(indexed)
+    return set(_WORD.findall(folded))
 
 
 def keyword_coverage(terms: Sequence[str], text: str) -> float:
     """Share of the query's keywords present in a chunk (its indexed form), in [0, 1]."""
     if not terms:
         return 1.0
-    tokens = {_fold(token) for token in _WORD.findall(index_text(text))}
-    return sum(1 for term in terms if _fold(term) in tokens) / len(terms)
+    tokens = indexed_tokens(text)
+    return sum(1 for term in terms if fold_term(term) in tokens) / len(terms)
 
 
 _TOKEN = re.compile(r"[^\s\"'`()\[\]{}<>,;!?]+")

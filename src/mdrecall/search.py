@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .chunk_context import date_phrase, with_context
 from .config import QueryConfig
@@ -52,6 +52,9 @@ from .ranking import (
     word_set,
 )
 from .store import SearchRow, Store
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_CANDIDATES = 200
 SearchMode = Literal["hybrid", "keyword", "vector"]
@@ -472,15 +475,47 @@ def _all_keywords_ids(store: Store, query: str, model: str, sources: Sequence[st
     return {row.id for row in rows}
 
 
-def _vector_rows(
-    store: Store, provider: EmbeddingProvider, query: str, sources: Sequence[str], limit: int
-) -> list[SearchRow]:
+def _query_vector(provider: EmbeddingProvider, query: str) -> np.ndarray | None:
+    """The query's unit vector, or None when it carries no meaning (a zero vector: keyword search answers)."""
     import numpy as np  # only vector search needs it: keyword-only start-up stays light
 
     vector = np.asarray(provider.embed_query(query), dtype=np.float32)
-    if vector.size == 0 or not np.any(vector):
-        return []  # a zero vector carries no meaning: let keyword search answer
-    return store.vector_search(vector, provider.model, sources, limit)
+    norm = float(np.linalg.norm(vector)) if vector.size else 0.0
+    return vector / norm if norm > 0 else None
+
+
+def _vector_rows(
+    store: Store, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int
+) -> list[SearchRow]:
+    return [] if vector is None else store.vector_search(vector, model, sources, limit)
+
+
+def _blend_windows(
+    store: Store,
+    provider: EmbeddingProvider,
+    query_cfg: QueryConfig,
+    hits: list[Hit],
+    query: str,
+    vector: np.ndarray | None,
+) -> list[Hit]:
+    """Hybrid min-max hits re-scored with their best window (window_blend.py), when windows are stored."""
+    from .sync import window_plan
+    from .window_blend import best_window_scores, blend
+
+    weight = query_cfg.hybrid.window_weight
+    plan = window_plan(provider)
+    if weight <= 0 or plan is None or vector is None or not hits or not hasattr(store, "window_vectors"):
+        return hits
+    rows = [h.row for h in hits]
+    vectors = store.window_vectors([r.id for r in rows])
+    weights = query_cfg.hybrid.normalized_weights()
+    windows = best_window_scores(rows, vectors, vector, expand_query_terms(query), plan, weights, path_context)
+    if not windows:
+        return hits
+    scores = blend({h.row.id: h.score for h in hits}, windows, weight)
+    for hit in hits:
+        hit.score = scores[hit.row.id]
+    return sort_hits(hits)
 
 
 def _resolve_mode(provider: EmbeddingProvider | None, query_cfg: QueryConfig, mode: SearchMode) -> SearchMode:
@@ -574,10 +609,13 @@ def run_search(
     if mode != "vector":
         keyword = _keyword_rows(store, cleaned, model, sources, candidates, expanded)
         keyword = _merge_rows(keyword, _identifier_rows(store, identifiers, model, sources, candidates))
-    vector = _vector_rows(store, provider, cleaned, sources, candidates) if provider and mode != "keyword" else []
+    query_vector = _query_vector(provider, cleaned) if provider and mode != "keyword" else None
+    vector = _vector_rows(store, query_vector, provider.model, sources, candidates) if provider else []
 
     now_s = to_epoch(now)
     hits = _fuse(store, query_cfg, mode, vector, keyword)
+    if mode == "hybrid" and provider is not None and query_cfg.hybrid.mode == "minmax" and store.fts.available:
+        hits = _blend_windows(store, provider, query_cfg, hits, cleaned, query_vector)
     hits = boost_dates(hits, cleaned, datetime.fromtimestamp(now_s, timezone.utc).date())
     hits = boost_identifiers(hits, identifiers)
     decay_cfg = query_cfg.temporal_decay

@@ -804,6 +804,29 @@ class Store:
                 return out[:limit]
             k *= 4
 
+    def window_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """chunk id -> its stored window vectors, one row per window in window order (unit length)."""
+        import numpy as np
+
+        found: dict[str, list[tuple[int, bytes]]] = {}
+        ids = list(dict.fromkeys(chunk_ids))
+        for start in range(0, len(ids), CACHE_LOOKUP_BATCH):
+            batch = ids[start : start + CACHE_LOOKUP_BATCH]
+            marks = ",".join("?" * len(batch))
+            for chunk_id, window, blob in self.conn.execute(
+                f"SELECT c.id, v.window, v.embedding FROM chunks c JOIN chunk_vectors v ON v.chunk_rowid = c.rowid "
+                f"WHERE c.id IN ({marks})",
+                tuple(batch),
+            ):
+                found.setdefault(str(chunk_id), []).append((int(window), bytes(blob)))
+        out: dict[str, np.ndarray] = {}
+        for chunk_id, rows in found.items():
+            rows.sort()
+            widths = {len(blob) for _, blob in rows}
+            if len(widths) == 1:
+                out[chunk_id] = np.frombuffer(b"".join(b for _, b in rows), dtype=np.float32).reshape(len(rows), -1)
+        return out
+
     def vector_matrix(self) -> VectorMatrix | None:
         """Every stored window as one matrix, read once and kept while the vectors stay the same.
 
