@@ -26,8 +26,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ...config import Settings
 from ...embeddings.factory import ProviderResult
 from ...errors import ConfigError, IndexBusyError, MdrecallError
@@ -284,30 +282,18 @@ class PostgresIndex(MemoryIndex):
         self.last_sync = report
         return report
 
-    def import_embedding_cache(self, sqlite_path: Path, batch: int = 500) -> int:
-        """Seed this index's embedding cache from a builtin SQLite index file: moving an agent from the
-        builtin backend to the server then re-embeds nothing. Returns how many vectors were copied."""
-        from ...store import Store
+    def import_embedding_cache(self, sqlite_path: Path) -> int:
+        """Seed this index's embedding cache from a builtin SQLite index file: a first sync on the server then
+        re-embeds nothing (`mdrecall migrate --to postgres` copies the whole index instead). Returns how many
+        vectors were copied."""
+        from .from_sqlite import SqliteSource, copy_cache
 
-        source = Store(sqlite_path, vector_enabled=False)
-        copied = 0
+        source = SqliteSource(sqlite_path)
         try:
-            rows = source.conn.execute("SELECT provider, model, provider_key, hash, embedding FROM embedding_cache")
             with self._pool().connection() as conn:
-                target = PgStore(self._pool(), self._ensure_index_id(conn), ACTIVE, conn=conn)
-                pending: dict[tuple[str, str, str], list[tuple[str, np.ndarray]]] = {}
-                for provider, model, key, text_hash, blob in rows:
-                    pending.setdefault((provider, model, key), []).append(
-                        (text_hash, np.asarray(json.loads(blob), dtype=np.float32))
-                    )
-                for (provider, model, key), entries in pending.items():
-                    for start in range(0, len(entries), batch):
-                        with target.transaction():
-                            target.cache_put(provider, model, key, entries[start : start + batch])
-                    copied += len(entries)
+                return copy_cache(source, PgStore(self._pool(), self._ensure_index_id(conn), ACTIVE, conn=conn))
         finally:
             source.close()
-        return copied
 
     def _new_generation(self, pool: Any, conn: Any, index_id: int) -> PgStore:
         gen = conn.execute(
