@@ -109,6 +109,9 @@ class PostgresStoreConfig(_Section):
     fallback: Literal["keyword", "local", "none"] = "keyword"
     # HNSW search breadth (pgvector's hnsw.ef_search); at least 2x the candidate count is used.
     ef_search: int = Field(200, ge=10, le=1000)
+    # An index (one agent's generation) gets its own HNSW graph (a partial index) once it holds this many
+    # vectors; below, vector search scans its rows exactly (fast at that size, and equal to SQLite's).
+    hnsw_min_vectors: int = Field(10_000, ge=1)
 
 
 class StoreConfig(_Section):
