@@ -26,6 +26,7 @@ from .errors import (
     describe_os_error,
 )
 from .index_identity import check_index_path, stale_temp_files
+from .rerank import rerank_probe, rerank_status
 from .search import SearchMode, SearchResponse, run_search
 from .sessions import SESSIONS_PREFIX, SessionDeltaTracker, SessionFile, list_session_files, resolve_session_path
 from .store import Store, StoreCorruptError, remove_db_files
@@ -660,6 +661,7 @@ class MemoryIndex:
             "minScore": min_score,
             "minScoreSource": min_score_source,
             "hybrid": self.config.query.hybrid.enabled,
+            "rerank": rerank_status(self.config.query.rerank),
         }
         if self.recovery:
             out["recovered"] = self.recovery
@@ -714,4 +716,6 @@ class MemoryIndex:
                     probe["vector"]["skipped"] = True
         except Exception as err:
             probe["vector"] = {"ok": False, "error": str(err)}
+        if self.config.query.rerank.enabled:
+            probe["rerank"] = rerank_probe(self.config.query.rerank)
         return probe
