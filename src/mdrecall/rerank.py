@@ -230,8 +230,6 @@ def rerank_hits(
         logger.debug("rerank failed: %s", message)
         return hits, f"reranker unavailable: {message}; fused order kept"
     order = blend_order([h.score for h in head], scores, cfg.weight)
-    for hit, score in zip(head, scores, strict=True):
-        hit.row.extra["rerank_score"] = score
     ranked = [head[i] for i in order]
     if identifiers:
         held = {id(h): sum(holds_identifier(h.row.text, i) for i in identifiers) for h in ranked}
