@@ -51,6 +51,7 @@ from .ranking import (
     to_epoch,
     word_set,
 )
+from .rerank import join_notices, rerank_hits
 from .store import SearchRow, Store
 
 if TYPE_CHECKING:
@@ -624,6 +625,7 @@ def run_search(
         hits = apply_temporal_decay(hits, decay_cfg.half_life_days, now_s, mtimes, decay_cfg.floor)
 
     passing, relaxed = _apply_min_score(store, hits, threshold, cleaned, model, sources, candidates)
+    passing, rerank_notice = rerank_hits(query_cfg.rerank, cleaned, passing, identifiers)  # off by default
     kept = select_results(passing, query_cfg, limit)
     notice = None
     if relaxed:
@@ -631,6 +633,7 @@ def run_search(
             f"no result reached minScore {threshold:g}; showing {len(kept)} keyword match"
             f"{'es' if len(kept) != 1 else ''} below it"
         )
+    notice = join_notices(notice, rerank_notice)
     terms = query_words(query)
     results = [_to_result(h, query_cfg.snippet_max_chars, mode, terms) for h in kept]
     results = finish_results(results, citations_enabled(citations, session_key))
