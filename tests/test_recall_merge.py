@@ -84,5 +84,5 @@ def test_merge_overlapping_off_gives_one_chunk_per_result(tmp_path: Path, make_i
     chunks = {(r[0], r[1]) for r in index.store.conn.execute("SELECT start_line, end_line FROM chunks")}
     assert all((r.start_line, r.end_line) in chunks for r in results)
     log = sorted((r.start_line, r.end_line) for r in results if r.path == "memory/2023-05-08.md")
-    assert any(a[1] >= b[0] for a, b in zip(log, log[1:], strict=False))  # neighbouring chunks overlap, and both are shown
+    assert any(a[1] >= b[0] for a, b in zip(log, log[1:], strict=False))  # neighbours overlap, both shown
     assert len(merge_tool_results(results, index)) == len(results)  # the tools' pass leaves them too
