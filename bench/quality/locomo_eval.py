@@ -503,30 +503,41 @@ def main(argv: list[str] | None = None) -> int:
 
 
 LOCO_WEIGHTS = [0.5, 0.6, 0.7, 0.8, 0.9]
-CURVE = [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5]
+CURVE = [0.0, 0.05, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5]
+
+
+LOCO_WINDOW_WEIGHTS = [0.0, 0.2, 0.3, 0.4, 0.5]
 
 
 def run_loco(indexes: dict[str, MemoryIndex], questions: Sequence[Question]) -> dict[str, Any]:
-    """LOCO of the fusion's vector weight (text weight = 1 - it)."""
-    grid = {}
+    """LOCO of the fusion's vector weight (text weight = 1 - it) and of the best-window weight."""
+    grids: dict[str, dict[float, dict[str, Any]]] = {"vectorWeight": {}, "windowWeight": {}}
     for w in LOCO_WEIGHTS:
-        query = {**NO_BUDGET, "hybrid": {"vectorWeight": w, "textWeight": round(1 - w, 3)}}
-        grid[w] = run_system(mdrecall_system("hybrid", query), indexes, questions)
-    out = {"vectorWeight": loco(grid, questions)}
-    print("\nleave-one-conversation-out, vectorWeight:", json.dumps(out["vectorWeight"]["picked"]))
-    print("  held out:", out["vectorWeight"]["held_out"], " best in sample:", out["vectorWeight"]["best_in_sample"])
+        grids["vectorWeight"][w] = {"hybrid": {"vectorWeight": w, "textWeight": round(1 - w, 3)}}
+    for w in LOCO_WINDOW_WEIGHTS:
+        grids["windowWeight"][w] = {"hybrid": {"windowWeight": w}}
+    out = {}
+    for name, grid in grids.items():
+        rows = {
+            value: run_system(mdrecall_system("hybrid", {**NO_BUDGET, **query}), indexes, questions)
+            for value, query in grid.items()
+        }
+        out[name] = loco(rows, questions)
+        print(f"\nleave-one-conversation-out, {name}:", json.dumps(out[name]["picked"]))
+        print("  held out:", out[name]["held_out"], " best in sample:", out[name]["best_in_sample"])
     return out
 
 
 def run_curve(indexes: dict[str, MemoryIndex], questions: Sequence[Question]) -> dict[str, Any]:
-    """hit@5 and zero rate of the default hybrid search as minScore rises (never-empty rule included)."""
+    """hit@5, evidence recall@10 and zero rate of the default hybrid search as minScore rises (never-empty
+    rule included)."""
     curve = {}
-    print("\nminScore curve (default hybrid): minScore hit@5 zero")
+    print("\nminScore curve (default hybrid): minScore hit@5 ev@10 zero")
     for t in CURVE:
         rows = run_system(mdrecall_system("hybrid", NO_BUDGET, min_score=t), indexes, questions)
         agg = aggregate(rows, questions)["all"]
-        curve[str(t)] = {"hit@5": agg["hit@5"], "zero": agg["zero"]}
-        print(f"  {t:5.2f} {agg['hit@5']:.3f} {agg['zero']:.3f}")
+        curve[str(t)] = {"hit@5": agg["hit@5"], "ev@10": agg["ev@10"], "zero": agg["zero"]}
+        print(f"  {t:5.2f} {agg['hit@5']:.3f} {agg['ev@10']:.3f} {agg['zero']:.3f}")
     return curve
 
 

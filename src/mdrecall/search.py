@@ -23,6 +23,7 @@ from .fts_query import (  # noqa: F401  (re-exported: callers and tests import t
     build_fts_query,
     build_keyword_query,
     expand_query_terms,
+    fold_term,
     holds_identifier,
     identifier_phrase,
     keyword_coverage,
@@ -510,7 +511,10 @@ def _blend_windows(
     rows = [h.row for h in hits]
     vectors = store.window_vectors([r.id for r in rows])
     weights = query_cfg.hybrid.normalized_weights()
-    windows = best_window_scores(rows, vectors, vector, expand_query_terms(query), plan, weights, path_context)
+    terms = expand_query_terms(query)
+    held = store.terms_held([r.id for r in rows], terms) if hasattr(store, "terms_held") else {}
+    context = {key: {fold_term(t) for t in found} for key, found in held.items()}
+    windows = best_window_scores(rows, vectors, vector, terms, plan, weights, path_context, context)
     if not windows:
         return hits
     scores = blend({h.row.id: h.score for h in hits}, windows, weight)

@@ -827,6 +827,32 @@ class Store:
                 out[chunk_id] = np.frombuffer(b"".join(b for _, b in rows), dtype=np.float32).reshape(len(rows), -1)
         return out
 
+    def terms_held(self, chunk_ids: Sequence[str], terms: Sequence[str]) -> dict[str, set[str]]:
+        """chunk id -> the FTS terms (already cut like the index) its indexed text holds, context included.
+
+        The FTS row of a chunk also holds its context (the log's date, the headings above it), which the
+        chunk text does not say; this asks the index itself, one MATCH per term over these chunks only."""
+        if not self.fts.available or not chunk_ids or not terms:
+            return {}
+        ids = list(dict.fromkeys(chunk_ids))[:CACHE_LOOKUP_BATCH]
+        marks = ",".join("?" * len(ids))
+        by_rowid = {
+            int(r[0]): str(r[1])
+            for r in self.conn.execute(f"SELECT rowid, id FROM chunks WHERE id IN ({marks})", tuple(ids))
+        }
+        if not by_rowid:
+            return {}
+        rowid_marks = ",".join("?" * len(by_rowid))
+        out: dict[str, set[str]] = {}
+        for term in dict.fromkeys(terms):
+            quoted = '"' + term.replace('"', '""') + '"'
+            for (rowid,) in self.conn.execute(
+                f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({rowid_marks})",
+                (quoted, *by_rowid),
+            ):
+                out.setdefault(by_rowid[int(rowid)], set()).add(term)
+        return out
+
     def vector_matrix(self) -> VectorMatrix | None:
         """Every stored window as one matrix, read once and kept while the vectors stay the same.
 

@@ -62,8 +62,14 @@ def best_window_scores(
     plan: WindowPlan,
     weights: tuple[float, float],
     prefix_of: Any,
+    context_terms: dict[str, set[str]] | None = None,
 ) -> dict[str, float]:
-    """chunk id -> its best window's fused score, for the chunks whose windows line up with their vectors."""
+    """chunk id -> its best window's fused score, for the chunks whose windows line up with their vectors.
+
+    `context_terms` (chunk id -> folded query terms its indexed text holds, `Store.terms_held`) gives each
+    window the terms its chunk holds only through its context (the headings above it): they are part of
+    every window's indexed text at indexing time, but the chunk text alone does not say them."""
+    held = context_terms or {}
     owners: list[str] = []
     cosines: list[float] = []
     tokens: list[set[str]] = []
@@ -75,9 +81,10 @@ def best_window_scores(
         texts = chunk_windows(row.text, plan, prefix)
         if len(texts) != len(matrix):
             continue
+        context = held.get(row.id, set()) - indexed_tokens(row.text)
         owners.extend([row.id] * len(texts))
         cosines.extend(float(c) for c in matrix @ query)
-        tokens.extend(indexed_tokens(with_context(prefix, text)) for text in texts)
+        tokens.extend(indexed_tokens(with_context(prefix, text)) | context for text in texts)
     if not owners:
         return {}
     folded = list(dict.fromkeys(fold_term(t) for t in terms))
