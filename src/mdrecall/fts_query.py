@@ -148,9 +148,9 @@ def indexed_tokens(text: str) -> set[str]:
 
     The text is folded once, not token by token (a per-token NFKD was most of a search's time); dropping
     combining marks before or after cutting words gives the same words."""
-    indexed = index_text(text)
-    folded = indexed.lower() if indexed.isascii() else fold_term(indexed)
-    return set(_WORD.findall(folded))
+    if text.isascii():  # NFKC and CJK segmentation leave ASCII as it is
+        return set(_WORD.findall(text.lower()))
+    return set(_WORD.findall(fold_term(index_text(text))))
 
 
 def keyword_coverage(terms: Sequence[str], text: str) -> float:
