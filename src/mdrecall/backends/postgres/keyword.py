@@ -157,6 +157,9 @@ def _split(match: str) -> list[str]:
 
 # One statement, one snapshot: matches, document frequencies and totals are read together. Scores are FTS5's
 # bm25() (negative, lower is better), so `mdrecall.search.bm25_rank_to_score` maps them exactly as for SQLite.
+# A matched chunk's term frequencies are read for the query's terms only (`setweight` marks them, `ts_filter`
+# keeps them: a lookup per term instead of unnesting every lexeme of the chunk; 1.5x faster at 30k chunks),
+# and the text is fetched for the `limit` best rows only.
 BM25_SQL = f"""
 WITH q(term) AS MATERIALIZED (SELECT DISTINCT unnest(%(terms)s::text[])),
 stats AS MATERIALIZED (
@@ -171,18 +174,20 @@ df AS MATERIALIZED (
 idf AS MATERIALIZED (
   SELECT df.term, GREATEST(ln((s.n - df.hits + 0.5) / (df.hits + 0.5)), 1e-6) AS idf FROM df, stats s
 ),
-m AS (
-  SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.doc_len, c.tsv
-  FROM mdrecall_chunks c
+ranked AS (
+  SELECT c.id,
+    -(SELECT coalesce(sum(i.idf * (x.tf * {BM25_K1 + 1}) /
+          (x.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * c.doc_len / s.avgdl))), 0)
+      FROM (SELECT u.lexeme, cardinality(u.positions)::float8 AS tf
+            FROM unnest(ts_filter(setweight(c.tsv, 'A', %(terms)s::text[]), '{{a}}')) u) x
+      JOIN idf i ON i.term = x.lexeme) AS rank
+  FROM mdrecall_chunks c, stats s
   WHERE c.generation = %(gen)s AND c.model = %(model)s AND c.source = ANY(%(sources)s)
     AND c.tsv @@ %(tsquery)s::tsquery
+  ORDER BY rank ASC, c.id
+  LIMIT %(limit)s
 )
-SELECT m.id, m.path, m.source, m.start_line, m.end_line, m.text,
-  -(SELECT coalesce(sum(i.idf * (x.tf * {BM25_K1 + 1}) /
-        (x.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * m.doc_len / s.avgdl))), 0)
-    FROM (SELECT u.lexeme, cardinality(u.positions)::float8 AS tf FROM unnest(m.tsv) u) x
-    JOIN idf i ON i.term = x.lexeme) AS rank
-FROM m, stats s
-ORDER BY rank ASC, m.id
-LIMIT %(limit)s
+SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, r.rank
+FROM ranked r JOIN mdrecall_chunks c ON c.generation = %(gen)s AND c.id = r.id
+ORDER BY r.rank ASC, r.id
 """
