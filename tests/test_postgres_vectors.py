@@ -53,6 +53,7 @@ def test_windows_are_stored_and_scored_like_sqlite(pg_server, monkeypatch, tmp_p
         pg.sync()
         lite.sync()
         chunks = pg.status()["chunks"]
+        assert pg.status()["postgres"]["vectorIndex"].startswith("exact scan")
         assert pg.store.vector_row_count() == lite.store.vector_row_count() > chunks  # several windows a chunk
         for query in ["gateway item 30", "garden invoice", "note 4 deploy"]:
             for mode in ("vector", "hybrid"):
@@ -78,7 +79,9 @@ def test_hnsw_per_generation(pg_server, monkeypatch, tmp_path, workspace):
     try:
         pg.sync()
         lite.sync()
-        first = pg.status()["postgres"]["generation"]
+        status = pg.status()["postgres"]
+        first = status["generation"]
+        assert status["vectorIndex"].startswith("hnsw")
         with psycopg.connect(pg_server.dsn, autocommit=True) as conn:
             exists = "SELECT to_regclass(%s) IS NOT NULL"
             assert conn.execute(exists, (hnsw_index_name(first),)).fetchone()[0]
