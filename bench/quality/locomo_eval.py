@@ -15,6 +15,11 @@ by the index-relevant config, so a re-run skips embedding. Every question asks f
 - `--loco`: leave-one-conversation-out for each tuned parameter (the weight of the fusion and the min
   score): the value is picked on four conversations and scored on the fifth.
 - `--min-score-curve`: hit@5 and zero rate of the default search against minScore.
+- `--rerank-url URL`: also runs "hybrid, minScore 0" with the `query.rerank` stage at that baseUrl
+  (`--rerank-provider cohere|voyage|jina`, `--rerank-model`, `--rerank-weight` (repeatable; default 0.5
+  and 1), `--rerank-candidates`; the key from COHERE_API_KEY / VOYAGE_API_KEY / JINA_API_KEY). Each
+  question's documents are reranked once for all weights; faults (which fall back to the fused order) are
+  counted and reported, so a down reranker cannot pass for "no change". See docs/rerank.md.
 
 Prints tables and writes bench/results/locomo_dev.json (or --out).
 """
@@ -39,6 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
+from mdrecall import rerank as rerank_module  # noqa: E402
 from mdrecall import search as search_module  # noqa: E402
 from mdrecall.config import parse_config, resolve_settings  # noqa: E402
 from mdrecall.embeddings.factory import ProviderResult, create_provider  # noqa: E402
@@ -307,6 +313,42 @@ def memoize_candidates() -> None:
     search_module._vector_rows = cached_vector  # type: ignore[assignment]
 
 
+def rerank_modes(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """`--rerank-*` options -> extra modes: "hybrid, minScore 0" plus the rerank stage, one per weight."""
+    if not args.rerank_url:
+        return {}
+    stage = {"enabled": True, "provider": args.rerank_provider, "baseUrl": args.rerank_url}
+    stage["candidates"] = args.rerank_candidates
+    if args.rerank_model:
+        stage["model"] = args.rerank_model
+    weights = args.rerank_weight or [0.5, 1.0]
+    return {f"hybrid + rerank {args.rerank_provider} w={w:g}": {"rerank": {**stage, "weight": w}} for w in weights}
+
+
+def instrument_rerank(stats: Counter) -> None:
+    """Rerank each question's documents once for every weight (the scores do not depend on it), and count
+    calls and faults: a fault keeps the fused order, which must not be read as "the reranker changed nothing"."""
+    memo: dict[tuple, list[float]] = {}
+    scores, stage = rerank_module.RerankClient.scores, search_module.rerank_hits
+
+    def cached_scores(client: Any, query: str, documents: Sequence[str]) -> list[float]:
+        key = (client.url, client.model, query, tuple(documents))
+        if key not in memo:
+            stats["calls"] += 1
+            memo[key] = scores(client, query, documents)
+        return memo[key]
+
+    def counted_stage(cfg: Any, query: str, hits: Any, identifiers: Sequence[str] = ()) -> Any:
+        ranked, notice = stage(cfg, query, hits, identifiers)
+        if notice:
+            stats["faults"] += 1
+            stats[f"fault: {notice[:160]}"] += 1
+        return ranked, notice
+
+    rerank_module.RerankClient.scores = cached_scores  # type: ignore[method-assign]
+    search_module.rerank_hits = counted_stage  # type: ignore[assignment]
+
+
 def run_system(system: System, indexes: dict[str, MemoryIndex], questions: Sequence[Question]) -> list[dict]:
     return [score_question(system(indexes[q.workspace], q), q) for q in questions]
 
@@ -374,6 +416,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loco", action="store_true", help="leave-one-conversation-out for tuned parameters")
     parser.add_argument("--min-score-curve", action="store_true", help="hit@5 and zero rate against minScore")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "locomo_dev.json")
+    parser.add_argument("--rerank-url", metavar="URL", help="also run hybrid + a rerank API at this baseUrl")
+    parser.add_argument("--rerank-provider", choices=sorted(rerank_module.WIRE_FORMATS), default="cohere")
+    parser.add_argument("--rerank-model", default=None, help="default: the provider's (docs/rerank.md)")
+    parser.add_argument("--rerank-weight", type=float, action="append", default=[], help="blend weight (repeat)")
+    parser.add_argument("--rerank-candidates", type=int, default=20, help="fused results sent to the reranker")
     args = parser.parse_args(argv)
 
     questions = load_questions(args.workspaces)
@@ -386,8 +433,12 @@ def main(argv: list[str] | None = None) -> int:
     for item in args.mode:
         name, _, raw = item.partition("=")
         extra[name] = json.loads(raw)
+    extra.update(rerank_modes(args))
     systems = modes(extra)
     memoize_candidates()
+    rerank_stats: Counter = Counter()
+    if args.rerank_url:
+        instrument_rerank(rerank_stats)
     if args.only:
         systems = {n: s for n, s in systems.items() if any(o in n for o in args.only)}
 
@@ -409,6 +460,11 @@ def main(argv: list[str] | None = None) -> int:
         "results": results,
         "seconds": seconds,
     }
+    if args.rerank_url:
+        messages = {k.removeprefix("fault: "): v for k, v in rerank_stats.items() if k.startswith("fault: ")}
+        payload["rerank"] = {"url": args.rerank_url, "provider": args.rerank_provider, "model": args.rerank_model}
+        payload["rerank"].update(calls=rerank_stats["calls"], faults=rerank_stats["faults"], messages=messages)
+        print(f"rerank: {rerank_stats['calls']} calls, {rerank_stats['faults']} faults (fused order kept)")
     if args.loco:
         payload["loco"] = run_loco(indexes, questions)
     if args.min_score_curve:

@@ -22,6 +22,7 @@ from rich.text import Text
 from . import __version__
 from .backends import MemoryBackend, open_backend
 from .cli_facts import register as register_fact_commands
+from .cli_migrate import register as register_migrate_command
 from .config import Settings
 from .errors import IndexWriteError, MdrecallError, describe_os_error
 from .sync import SyncReport
@@ -575,6 +576,7 @@ def mcp(
 
 
 register_fact_commands(app)  # facts, hook, install: see cli_facts.py
+register_migrate_command(app)  # migrate --to postgres: see cli_migrate.py
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomllib
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from .errors import ConfigError
@@ -109,6 +109,9 @@ class PostgresStoreConfig(_Section):
     fallback: Literal["keyword", "local", "none"] = "keyword"
     # HNSW search breadth (pgvector's hnsw.ef_search); at least 2x the candidate count is used.
     ef_search: int = Field(200, ge=10, le=1000)
+    # An index (one agent's generation) gets its own HNSW graph (a partial index) once it holds this many
+    # vectors; below, vector search scans its rows exactly (fast at that size, and equal to SQLite's).
+    hnsw_min_vectors: int = Field(10_000, ge=1)
 
 
 class StoreConfig(_Section):
@@ -191,6 +194,58 @@ class MmrConfig(_Section):
     lambda_: float = Field(0.7, ge=0, le=1, alias="lambda")
 
 
+RerankProviderName = Literal["cohere", "voyage", "jina"]
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class RerankConfig(_Section):
+    """`[query.rerank]`: an optional remote rerank API (Cohere v2, Voyage or Jina wire format); see docs/rerank.md.
+
+    Off by default: no offline reranker has been measured on the evals, and a generic cross-encoder lowered
+    hit@1 by 7 points on LoCoMo in the literature, so it is only worth turning on after measuring a gain
+    (`bench/quality/locomo_eval.py --rerank-url ...`).
+    """
+
+    enabled: bool = False
+    provider: RerankProviderName = "cohere"
+    model: str | None = None  # unset: the provider's default (docs/rerank.md)
+    base_url: str | None = None  # unset: the provider's public API; `{baseUrl}/rerank` is called
+    # The key is a secret: never printed, redacted from errors. Unset: the env var named by apiKeyEnv,
+    # else COHERE_API_KEY / VOYAGE_API_KEY / JINA_API_KEY. No key at all: requests go without one
+    # (self-hosted servers speaking one of the formats).
+    api_key: str | None = Field(None, repr=False)
+    api_key_env: str | None = None
+    # How many of the results that passed minScore (best first) are sent to be reordered.
+    candidates: int = Field(20, ge=2, le=1000)
+    timeout_seconds: float = Field(5.0, gt=0, le=120)
+    max_retries: int = Field(1, ge=0, le=5)  # on 429, 5xx, timeouts and refused connections
+    # Share of the rerank score in the new order: (1 - weight) * fused + weight * rerank, both min-max
+    # scaled over the candidates. 1 = the reranker's order alone; 0.5 keeps the measured fused evidence
+    # (keywords, dates, identifiers) as heavy as an unmeasured reranker.
+    weight: float = Field(0.5, ge=0, le=1)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^https?://[^\s/]+", value.strip()):
+            raise ValueError(f"must start with http:// or https://, got {value!r}")
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.match(value):
+            raise ValueError(f"must be an environment variable name, got {value!r}")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model_named(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("cannot be empty (leave it out for the provider's default)")
+        return value
+
+
 class QueryConfig(_Section):
     max_results: int = Field(6, ge=1, le=1000)
     min_score: float = Field(0.35, ge=0, le=1)
@@ -199,6 +254,7 @@ class QueryConfig(_Section):
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
     mmr: MmrConfig = Field(default_factory=MmrConfig)
+    rerank: RerankConfig = Field(default_factory=RerankConfig)
 
 
 class CacheConfig(_Section):

@@ -51,6 +51,7 @@ from .ranking import (
     to_epoch,
     word_set,
 )
+from .rerank import join_notices, rerank_hits
 from .store import SearchRow, Store
 
 MAX_CANDIDATES = 200
@@ -511,6 +512,7 @@ def run_search(
         hits = identifiers_first(hits, identifiers)
 
     passing, relaxed = _apply_min_score(store, hits, threshold, cleaned, model, sources, candidates)
+    passing, rerank_notice = rerank_hits(query_cfg.rerank, cleaned, passing, identifiers)  # off by default
     kept = select_mmr(passing, query_cfg.mmr.lambda_, limit) if query_cfg.mmr.enabled else passing[:limit]
     notice = None
     if relaxed:
@@ -518,6 +520,7 @@ def run_search(
             f"no result reached minScore {threshold:g}; showing {len(kept)} keyword match"
             f"{'es' if len(kept) != 1 else ''} below it"
         )
+    notice = join_notices(notice, rerank_notice)
     terms = query_words(query)
     results = [_to_result(h, query_cfg.snippet_max_chars, mode, terms) for h in kept]
     results = finish_results(results, citations_enabled(citations, session_key))

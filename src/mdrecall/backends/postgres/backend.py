@@ -26,8 +26,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ...config import Settings
 from ...embeddings.factory import ProviderResult
 from ...errors import ConfigError, IndexBusyError, MdrecallError
@@ -42,7 +40,7 @@ from ...sync import (
     incremental_sync,
     index_model,
 )
-from .schema import LATEST_VERSION, migrate, schema_version
+from .schema import LATEST_VERSION, drop_orphan_hnsw_indexes, migrate, schema_version
 from .store import ACTIVE, PgStore
 
 try:
@@ -200,10 +198,13 @@ class PostgresIndex(MemoryIndex):
         """The index lives on the server: whether the local state dir is writable does not matter."""
         return False
 
+    def _store_options(self) -> dict[str, int]:
+        return {"ef_search": self.pg.ef_search, "hnsw_min_vectors": self.pg.hnsw_min_vectors}
+
     @property
     def store(self) -> PgStore:  # type: ignore[override]
         """A store following the live generation, borrowing a pooled connection per call."""
-        return PgStore(self._pool(), self._reader_index_id(), ACTIVE, ef_search=self.pg.ef_search)
+        return PgStore(self._pool(), self._reader_index_id(), ACTIVE, **self._store_options())
 
     @contextlib.contextmanager
     def _advisory_lock(self, conn: Any) -> Iterator[None]:
@@ -257,7 +258,7 @@ class PostgresIndex(MemoryIndex):
             with self._advisory_lock(conn):
                 self._dirty_hint = False
                 self._drop_stale_generations(conn, index_id)
-                live = PgStore(pool, index_id, ACTIVE, conn=conn, ef_search=self.pg.ef_search).pin()
+                live = PgStore(pool, index_id, ACTIVE, conn=conn, **self._store_options()).pin()
                 files = self.discover()
                 sessions = self.discover_sessions()
                 why = "forced" if force else self.full_reindex_reason(live)
@@ -266,48 +267,39 @@ class PostgresIndex(MemoryIndex):
                         live, self.provider, self.config, files, progress, reason, sessions, session_gate=gate
                     )
                     target = live
+                    live.ensure_vector_index()  # grown past store.postgres.hnswMinVectors by incremental syncs
                 else:
                     target = self._new_generation(pool, conn, index_id)
                     report = incremental_sync(target, self.provider, self.config, files, progress, reason, sessions)
                     report.full_reindex = True
                     report.full_reason = why
+                    target.ensure_vector_index()  # built once over the bulk-loaded rows, before readers see them
                     self._switch_generation(conn, index_id, target.generation(conn))
+                    drop_orphan_hnsw_indexes(conn)
                 self._mark_sessions_synced(target, sessions)
                 with target.transaction():
                     target.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
         self.last_sync = report
         return report
 
-    def import_embedding_cache(self, sqlite_path: Path, batch: int = 500) -> int:
-        """Seed this index's embedding cache from a builtin SQLite index file: moving an agent from the
-        builtin backend to the server then re-embeds nothing. Returns how many vectors were copied."""
-        from ...store import Store
+    def import_embedding_cache(self, sqlite_path: Path) -> int:
+        """Seed this index's embedding cache from a builtin SQLite index file: a first sync on the server then
+        re-embeds nothing (`mdrecall migrate --to postgres` copies the whole index instead). Returns how many
+        vectors were copied."""
+        from .from_sqlite import SqliteSource, copy_cache
 
-        source = Store(sqlite_path, vector_enabled=False)
-        copied = 0
+        source = SqliteSource(sqlite_path)
         try:
-            rows = source.conn.execute("SELECT provider, model, provider_key, hash, embedding FROM embedding_cache")
             with self._pool().connection() as conn:
-                target = PgStore(self._pool(), self._ensure_index_id(conn), ACTIVE, conn=conn)
-                pending: dict[tuple[str, str, str], list[tuple[str, np.ndarray]]] = {}
-                for provider, model, key, text_hash, blob in rows:
-                    pending.setdefault((provider, model, key), []).append(
-                        (text_hash, np.asarray(json.loads(blob), dtype=np.float32))
-                    )
-                for (provider, model, key), entries in pending.items():
-                    for start in range(0, len(entries), batch):
-                        with target.transaction():
-                            target.cache_put(provider, model, key, entries[start : start + batch])
-                    copied += len(entries)
+                return copy_cache(source, PgStore(self._pool(), self._ensure_index_id(conn), ACTIVE, conn=conn))
         finally:
             source.close()
-        return copied
 
     def _new_generation(self, pool: Any, conn: Any, index_id: int) -> PgStore:
         gen = conn.execute(
             "INSERT INTO mdrecall_generations(index_id) VALUES (%s) RETURNING id", (index_id,)
         ).fetchone()[0]
-        return PgStore(pool, index_id, int(gen), conn=conn, ef_search=self.pg.ef_search)
+        return PgStore(pool, index_id, int(gen), conn=conn, **self._store_options())
 
     def _switch_generation(self, conn: Any, index_id: int, generation: int | None) -> None:
         """The swap readers see: one UPDATE; the old generation's rows are dropped after it commits."""
@@ -387,7 +379,7 @@ class PostgresIndex(MemoryIndex):
         pool = self._pool()
         index_id = self._reader_index_id()
         with pool.connection() as conn, self._snapshot(conn):
-            snapshot = PgStore(pool, index_id, ACTIVE, conn=conn, ef_search=self.pg.ef_search)
+            snapshot = PgStore(pool, index_id, ACTIVE, conn=conn, **self._store_options())
             snapshot.tuned_ef = self.pg.ef_search
             response = run_search(
                 snapshot.pin(),  # type: ignore[arg-type]

@@ -81,6 +81,25 @@ CREATE TABLE mdrecall_embedding_cache (
 CREATE INDEX mdrecall_embedding_cache_lru ON mdrecall_embedding_cache (index_id, updated_at);
 """,
     ),
+    (
+        2,
+        """
+CREATE TABLE mdrecall_vectors (
+  generation bigint NOT NULL REFERENCES mdrecall_generations(id) ON DELETE CASCADE,
+  chunk_id text NOT NULL,
+  win integer NOT NULL,
+  model text NOT NULL,
+  source text NOT NULL,
+  dims integer NOT NULL,
+  embedding vector NOT NULL,
+  PRIMARY KEY (generation, chunk_id, win)
+);
+INSERT INTO mdrecall_vectors(generation, chunk_id, win, model, source, dims, embedding)
+  SELECT generation, id, 0, model, source, dims, embedding FROM mdrecall_chunks WHERE embedding IS NOT NULL;
+-- dropping the column drops version 1's HNSW indexes over it
+ALTER TABLE mdrecall_chunks DROP COLUMN embedding, DROP COLUMN dims;
+""",
+    ),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
@@ -126,16 +145,45 @@ def vector_expression(dims: int) -> tuple[str, str]:
     return f"embedding::halfvec({int(dims)})", "halfvec_cosine_ops"
 
 
-def ensure_hnsw_index(conn: Any, dims: int) -> None:
-    """One partial HNSW index per embedding width, shared by every index on the server (created once)."""
+def hnsw_index_name(generation: int) -> str:
+    return f"mdrecall_vectors_hnsw_g{int(generation)}"
+
+
+def has_hnsw_index(conn: Any, generation: int) -> bool:
+    return bool(conn.execute("SELECT to_regclass(%s) IS NOT NULL", (hnsw_index_name(generation),)).fetchone()[0])
+
+
+def build_hnsw_index(conn: Any, generation: int, dims: int, concurrently: bool = True) -> bool:
+    """An HNSW index over one generation's windows only (a partial index: `WHERE generation = N`).
+
+    Why per generation rather than one over every agent's rows: a search reads one generation, so a shared
+    graph must be walked past other agents' rows (iterative scans, and recall suffers when the agent is a
+    small share); a partial graph holds only the rows a search may return, is built once after a full
+    reindex's bulk load (much faster than row-by-row inserts into a graph), and goes with its generation.
+    `conn` must be in autocommit mode when `concurrently` (other agents keep writing during the build).
+    Returns whether an index was built.
+    """
+    if has_hnsw_index(conn, generation):
+        return False
     expression, opclass = vector_expression(dims)
-    name = f"mdrecall_chunks_hnsw_{int(dims)}"
-    exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]
-    if exists:
-        return
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
-        conn.execute(
-            f"CREATE INDEX IF NOT EXISTS {name} ON mdrecall_chunks USING hnsw (({expression}) {opclass}) "
-            f"WHERE dims = {int(dims)}"
-        )
+    how = "CONCURRENTLY " if concurrently else ""
+    conn.execute(
+        f"CREATE INDEX {how}IF NOT EXISTS {hnsw_index_name(generation)} ON mdrecall_vectors "
+        f"USING hnsw (({expression}) {opclass}) WHERE generation = {int(generation)}"
+    )
+    return True
+
+
+def drop_orphan_hnsw_indexes(conn: Any) -> int:
+    """Drop the HNSW indexes of generations that are gone (replaced by a reindex, or their agent removed).
+
+    CONCURRENTLY: a plain DROP INDEX would lock the shared table against every agent's reads for a moment.
+    `conn` must be in autocommit mode. Returns how many were dropped."""
+    rows = conn.execute(
+        "SELECT indexname FROM pg_indexes WHERE tablename = 'mdrecall_vectors' "
+        "AND indexname LIKE 'mdrecall\\_vectors\\_hnsw\\_g%' "
+        "AND substring(indexname from 'g([0-9]+)$')::bigint NOT IN (SELECT id FROM mdrecall_generations)"
+    ).fetchall()
+    for (name,) in rows:
+        conn.execute(f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"')
+    return len(rows)

@@ -18,10 +18,26 @@ import numpy as np
 from ...chunk_context import with_context
 from ...store import ChunkRow, FileRow, FtsState, SearchRow, VectorState, now_ms
 from .keyword import BM25_SQL, chunk_terms, translate
-from .schema import ensure_hnsw_index, vector_expression
+from .schema import build_hnsw_index, has_hnsw_index, vector_expression
 
 META_KEY = "memory_index_meta_v1"
 ACTIVE = "active"
+CHUNK_COLUMNS = "generation, id, path, source, start_line, end_line, hash, model, text, tsv, doc_len, updated_at"
+VECTOR_COLUMNS = "generation, chunk_id, win, model, source, dims, embedding"
+VECTOR_TYPES = ["int8", "text", "int4", "text", "text", "int4", "vector"]
+# Below this many windows a generation is searched exactly (a scan of its rows); at and above it, through a
+# partial HNSW index of its own (store.postgres.hnswMinVectors).
+HNSW_MIN_VECTORS = 10_000
+
+
+def windows_of(vector: Any) -> np.ndarray | None:
+    """A chunk's vectors as a (windows, dims) float32 matrix (one row for most chunks), None without any."""
+    if vector is None:
+        return None
+    arr = np.asarray(vector, dtype=np.float32)
+    if arr.size == 0:
+        return None
+    return arr.reshape(1, -1) if arr.ndim == 1 else arr
 
 
 class PgStore:
@@ -34,12 +50,14 @@ class PgStore:
         generation: int | str | None = ACTIVE,
         conn: Any = None,
         ef_search: int = 200,
+        hnsw_min_vectors: int = HNSW_MIN_VECTORS,
     ) -> None:
         self.pool = pool
         self.index_id = index_id
         self._generation = generation
         self.conn = conn
         self.ef_search = ef_search
+        self.hnsw_min_vectors = hnsw_min_vectors
         self.tuned_ef = 0  # ef_search already in force on the bound connection's transaction
         self.fts = FtsState(enabled=True, available=True)
         self.vector = VectorState(enabled=True, available=True, extension_path="pgvector")
@@ -159,65 +177,108 @@ class PgStore:
             )
 
     def delete_chunks_for(self, path: str, source: str) -> None:
-        """Drop a file's chunks and take them out of the generation's BM25 totals, in one statement."""
+        """Drop a file's chunks and their windows, and take them out of the BM25 totals, in one statement."""
         with self._connection() as conn:
             gen = self.generation(conn)
             conn.execute(
-                "WITH gone AS (DELETE FROM mdrecall_chunks WHERE generation = %s AND path = %s AND source = %s "
-                "RETURNING doc_len) "
+                "WITH gone AS (DELETE FROM mdrecall_chunks WHERE generation = %(gen)s AND path = %(path)s "
+                "AND source = %(source)s RETURNING id, doc_len), "
+                "vectors AS (DELETE FROM mdrecall_vectors v USING gone "
+                "WHERE v.generation = %(gen)s AND v.chunk_id = gone.id) "
                 "UPDATE mdrecall_generations SET n_chunks = n_chunks - (SELECT count(*) FROM gone), "
-                "total_len = total_len - (SELECT coalesce(sum(doc_len), 0) FROM gone) WHERE id = %s",
-                (gen, path, source, gen),
+                "total_len = total_len - (SELECT coalesce(sum(doc_len), 0) FROM gone) WHERE id = %(gen)s",
+                {"gen": gen, "path": path, "source": source},
             )
 
     def insert_chunks(self, rows: Sequence[ChunkRow]) -> None:
+        """Chunks (COPY, text format: the tsvector is a literal) and their windows (COPY, binary format),
+        then the generation's BM25 totals. The caller removes a file's previous chunks first."""
         if not rows:
             return
         stamp = now_ms()
-        params = []
         total_len = 0
-        for row in rows:
-            tsv, doc_len = chunk_terms(with_context(row.context, row.text))  # chunk_context: date, headings
-            total_len += doc_len
-            vector = None if row.embedding is None else np.asarray(row.embedding, dtype=np.float32)
-            dims = None if vector is None else int(vector.shape[0])
-            params.append(
-                (
-                    row.id,
-                    row.path,
-                    row.source,
-                    row.start_line,
-                    row.end_line,
-                    row.hash,
-                    row.model,
-                    row.text,
-                    tsv,
-                    doc_len,
-                    dims,
-                    vector,
-                    stamp,
-                )
-            )
         with self._connection() as conn:
-            gen = self.generation(conn)
+            gen = int(self.generation(conn))  # type: ignore[arg-type]
             with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO mdrecall_chunks(generation, id, path, source, start_line, end_line, hash, model, "
-                    "text, tsv, doc_len, dims, embedding, updated_at) "
-                    f"VALUES ({int(gen)}, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s, %s, %s)",
-                    params,
-                )
+                with cur.copy(f"COPY mdrecall_chunks ({CHUNK_COLUMNS}) FROM STDIN") as copy:
+                    for row in rows:
+                        tsv, doc_len = chunk_terms(with_context(row.context, row.text))  # date, headings
+                        total_len += doc_len
+                        copy.write_row(
+                            (gen, row.id, row.path, row.source, row.start_line, row.end_line, row.hash, row.model,
+                             row.text, tsv, doc_len, stamp)
+                        )  # fmt: skip
+                vectors = [(row, windows_of(row.embedding)) for row in rows]
+                if any(w is not None for _, w in vectors):
+                    with cur.copy(f"COPY mdrecall_vectors ({VECTOR_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+                        copy.set_types(VECTOR_TYPES)
+                        for row, windows in vectors:
+                            for i, window in enumerate(() if windows is None else windows):
+                                copy.write_row((gen, row.id, i, row.model, row.source, len(window), window))
             conn.execute(
                 "UPDATE mdrecall_generations SET n_chunks = n_chunks + %s, total_len = total_len + %s WHERE id = %s",
                 (len(rows), total_len, gen),
             )
 
     def ensure_vector_table(self, dims: int) -> bool:
-        """The HNSW index for this width exists (vectors of every width share the chunks table)."""
-        with self._connection() as conn:
-            ensure_hnsw_index(conn, dims)
+        """Windows of every width share one table: nothing to create (see `ensure_vector_index`)."""
         self.vector.dims = dims
         return True
+
+    def ensure_vector_index(self, concurrently: bool = True) -> bool:
+        """This generation's own HNSW index, once it holds `hnsw_min_vectors` windows (after the bulk load of a
+        full reindex, or when incremental syncs grew it). Below that, vector search is an exact scan."""
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None or has_hnsw_index(conn, gen):
+                return False
+            row = conn.execute(
+                "SELECT count(*), min(dims), max(dims) FROM mdrecall_vectors WHERE generation = %s", (gen,)
+            ).fetchone()
+            count, low, high = int(row[0]), row[1], row[2]
+            if count < max(1, self.hnsw_min_vectors) or low != high:  # one model, one width per generation
+                return False
+            return build_hnsw_index(conn, gen, int(low), concurrently=concurrently)
+
+    # -- vectors pending (chunks written keyword-only while the embedding provider was down) -------------
+
+    _PENDING = (
+        "FROM mdrecall_chunks c WHERE c.generation = %(gen)s AND c.model = %(model)s AND NOT EXISTS "
+        "(SELECT 1 FROM mdrecall_vectors v WHERE v.generation = %(gen)s AND v.chunk_id = c.id)"
+    )
+
+    def pending_vector_chunks(self, model: str, limit: int) -> list[tuple[str, str, str]]:
+        """(id, hash, text) of chunks of `model` that still wait for their vector."""
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return []
+            rows = conn.execute(
+                f"SELECT c.id, c.hash, c.text {self._PENDING} ORDER BY c.id LIMIT %(limit)s",
+                {"gen": gen, "model": model, "limit": limit},
+            ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def pending_vector_count(self, model: str) -> int:
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return 0
+            row = conn.execute(f"SELECT count(*) {self._PENDING}", {"gen": gen, "model": model}).fetchone()
+        return int(row[0])
+
+    def set_chunk_vector(self, chunk_id: str, vector: np.ndarray) -> None:
+        """Give a pending chunk its vector (one window, as the builtin store does)."""
+        window = np.asarray(vector, dtype=np.float32).reshape(-1)
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            conn.execute("DELETE FROM mdrecall_vectors WHERE generation = %s AND chunk_id = %s", (gen, chunk_id))
+            conn.execute(
+                f"INSERT INTO mdrecall_vectors ({VECTOR_COLUMNS}) "
+                "SELECT generation, id, 0, model, source, %s, %s FROM mdrecall_chunks "
+                "WHERE generation = %s AND id = %s",
+                (len(window), window, gen, chunk_id),
+            )
 
     def counts(self) -> dict[str, dict[str, int]]:
         result: dict[str, dict[str, int]] = {}
@@ -238,11 +299,10 @@ class PgStore:
         return result
 
     def vector_row_count(self) -> int:
+        """Stored vectors, one per window (as the builtin store counts them)."""
         with self._connection() as conn:
             gen = self.generation(conn)
-            row = conn.execute(
-                "SELECT count(*) FROM mdrecall_chunks WHERE generation = %s AND embedding IS NOT NULL", (gen,)
-            ).fetchone()
+            row = conn.execute("SELECT count(*) FROM mdrecall_vectors WHERE generation = %s", (gen,)).fetchone()
         return int(row[0])
 
     def session_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
@@ -343,32 +403,59 @@ class PgStore:
         return [SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(r[6])) for r in rows]
 
     @contextlib.contextmanager
-    def _vector_settings(self, conn: Any, limit: int) -> Iterator[None]:
-        """HNSW breadth and iterative scans (so filters by generation and source still fill `limit`), set for
-        this transaction only. A search snapshot set them already, in the same round trip as its BEGIN."""
-        ef = max(self.ef_search, 2 * limit)
+    def _vector_settings(self, conn: Any, k: int) -> Iterator[None]:
+        """HNSW breadth and iterative scans (so a filter by source still fills `k`), set for this transaction
+        only. A search snapshot set them already, in the same round trip as its BEGIN."""
+        ef = max(self.ef_search, 2 * k)
         if self.tuned_ef >= ef:
             yield
             return
         with conn.transaction():
-            conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}; SET LOCAL hnsw.iterative_scan = relaxed_order")
+            conn.execute(
+                f"SET LOCAL hnsw.ef_search = {int(min(ef, 1000))}; SET LOCAL hnsw.iterative_scan = relaxed_order"
+            )
             yield
 
     def vector_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
-        """Nearest chunks by cosine through the HNSW index for the query's width (iterative scan when filtered)."""
-        vector = np.asarray(query, dtype=np.float32)
+        """Nearest chunks by cosine, each scored by its best window (as the builtin store scores them).
+
+        Nearest windows first (this generation's HNSW index when it has one, else an exact scan of its rows),
+        widened while fewer than `limit` distinct chunks came back and more windows exist."""
+        if limit <= 0:
+            return []
+        vector = np.asarray(query, dtype=np.float32).reshape(-1)
         dims = int(vector.shape[0])
         expression, _ = vector_expression(dims)
         cast = expression.split("::", 1)[1]
-        with self._connection() as conn, self._vector_settings(conn, limit):
+        k = limit
+        with self._connection() as conn:
             gen = self.generation(conn)
             if gen is None:
                 return []
+            while True:
+                with self._vector_settings(conn, k):
+                    windows = conn.execute(
+                        f"SELECT chunk_id, {expression} <=> %(q)s::{cast} AS distance FROM mdrecall_vectors "
+                        f"WHERE generation = {int(gen)} AND dims = {dims} AND model = %(model)s "
+                        f"AND source = ANY(%(sources)s) ORDER BY {expression} <=> %(q)s::{cast} LIMIT %(k)s",
+                        {"q": vector, "model": model, "sources": list(sources), "k": k},
+                    ).fetchall()
+                best: dict[str, float] = {}
+                for chunk_id, distance in windows:  # relaxed_order: near-ties may come out of order
+                    best[chunk_id] = min(float(distance), best.get(chunk_id, 2.0))
+                if len(best) >= limit or len(windows) < k:
+                    break
+                k *= 4
+            top = sorted(best.items(), key=lambda item: (item[1], item[0]))[:limit]
             rows = conn.execute(
-                f"SELECT id, path, source, start_line, end_line, text, {expression} <=> %(q)s::{cast} AS distance "
-                f"FROM mdrecall_chunks WHERE dims = {dims} AND generation = %(gen)s AND model = %(model)s "
-                f"AND source = ANY(%(sources)s) ORDER BY {expression} <=> %(q)s::{cast} LIMIT %(limit)s",
-                {"q": vector, "gen": gen, "model": model, "sources": list(sources), "limit": limit},
+                "SELECT id, path, source, start_line, end_line, text FROM mdrecall_chunks "
+                "WHERE generation = %s AND id = ANY(%s)",
+                (gen, [chunk_id for chunk_id, _ in top]),
             ).fetchall()
-        hits = [SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], 1.0 - float(r[6])) for r in rows]
-        return sorted(hits, key=lambda h: -h.score)  # relaxed_order may return near-ties out of order
+        by_id = {r[0]: r for r in rows}
+        hits = [
+            SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], 1.0 - distance)
+            for chunk_id, distance in top
+            if (r := by_id.get(chunk_id)) is not None
+        ]
+        return hits
