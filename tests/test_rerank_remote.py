@@ -315,3 +315,28 @@ def test_cli_search_with_the_reranker_down_answers_with_a_note(tmp_path: Path) -
     assert len(json.loads(result.stdout)) == 3
     notes = [line for line in result.stderr.splitlines() if "reranker unavailable" in line]
     assert len(notes) == 1 and "fused order kept" in notes[0] and "rk-cli-key" not in result.stderr
+
+
+def test_status_shows_the_stage_and_deep_probes_it(tmp_path: Path, fake_rerank: FakeRerankServer) -> None:
+    ws = _workspace(tmp_path)
+    runner = CliRunner()
+    base = ["--workspace", str(ws), "--state-dir", str(tmp_path / "state")]
+    (ws / "mdrecall.toml").write_text('provider = "none"\n')
+    off = json.loads(runner.invoke(app, [*base, "status", "--json"]).stdout)
+    assert off["query"]["rerank"] == {"enabled": False}
+
+    def configure(url: str) -> None:
+        toml = f'provider = "none"\n[query.rerank]\nenabled = true\nprovider = "voyage"\nbaseUrl = "{url}"\n'
+        (ws / "mdrecall.toml").write_text(toml + 'apiKey = "rk-status-key"\n')
+
+    configure(fake_rerank.voyage_base)
+    shown = runner.invoke(app, [*base, "status"])
+    assert shown.exit_code == 0, shown.output
+    row = next(line for line in shown.stdout.splitlines() if line.startswith("rerank"))
+    assert f"voyage rerank-2.5 at {fake_rerank.voyage_base}/rerank" in row and "key set" in row
+    deep = json.loads(runner.invoke(app, [*base, "status", "--deep", "--json"]).stdout)
+    assert deep["probe"]["rerank"]["ok"] is True and fake_rerank.count() == 1
+    configure(refused_url())
+    down = runner.invoke(app, [*base, "status", "--deep"])
+    assert down.exit_code == 1 and "rerank: " in down.stderr and "connection failed" in down.stderr
+    assert "rk-status-key" not in down.output + down.stderr

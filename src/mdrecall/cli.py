@@ -25,6 +25,7 @@ from .cli_facts import register as register_fact_commands
 from .cli_migrate import register as register_migrate_command
 from .config import Settings
 from .errors import IndexWriteError, MdrecallError, describe_os_error
+from .rerank import describe as describe_rerank
 from .sync import SyncReport
 from .tools import merge_overlapping, no_memory_files_message
 
@@ -351,6 +352,9 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         ("cache", f"{'on' if status['cache']['enabled'] else 'off'}, {status['cache']['entries']} entries"),
         ("min score", f"{status['query']['minScore']:g} ({status['query']['minScoreSource']})"),
     ]
+    rerank_info = status.get("query", {}).get("rerank") or {}
+    if rerank_info.get("enabled"):
+        rows.append(("rerank", describe_rerank(rerank_info)))
     if status.get("providerReason"):
         rows.insert(2, ("picked because", status["providerReason"]))
     if status.get("lastSync"):

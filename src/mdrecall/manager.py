@@ -8,6 +8,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from .errors import (
     describe_os_error,
 )
 from .index_identity import check_index_path, stale_temp_files
+from .rerank import rerank_probe, rerank_status
 from .search import SearchMode, SearchResponse, run_search
 from .sessions import SESSIONS_PREFIX, SessionDeltaTracker, SessionFile, list_session_files, resolve_session_path
 from .store import Store, StoreCorruptError, remove_db_files
@@ -71,6 +73,19 @@ def _keyword_only(response: SearchResponse, why: str) -> SearchResponse:
     note = f"{why}; keyword results only"
     response.notice = f"{note}; {response.notice}" if response.notice else note
     return response
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search's arguments, handed whole to the layers that answer it (`MemoryIndex.answer` and the
+    backends that extend it), so the signature is written once."""
+
+    query: str
+    max_results: int | None = None
+    min_score: float | None = None
+    mode: SearchMode = "hybrid"
+    citations: str = "off"
+    session_key: str | None = None
 
 
 class MemoryIndex:
@@ -514,14 +529,17 @@ class MemoryIndex:
     ) -> SearchResponse:
         """Hybrid search. `citations` ("on" | "off" | "auto" with `session_key`) appends `Source:` lines;
         the memory_search tool passes the configured mode, library and CLI callers get plain snippets."""
-        extra = {"citations": citations, "session_key": session_key}
+        return self.answer(SearchRequest(query, max_results, min_score, mode, citations, session_key))
+
+    def answer(self, request: SearchRequest) -> SearchResponse:
+        """Answer one search; where a backend adds its recovery (here: a corrupt index file is rebuilt once)."""
         try:
-            return self._search(query, max_results, min_score, mode, **extra)
+            return self._search(request)
         except (apsw.CorruptError, apsw.NotADBError) as err:
             with self._sync_lock:
                 self._discard_index(f"index file is corrupt: {err}")
             self.sync(force=True, reason="recovery")
-            return self._search(query, max_results, min_score, mode, **extra)
+            return self._search(request)
 
     def effective_min_score(self, explicit: float | None = None) -> tuple[float, str]:
         """The minimum score in force and where it comes from.
@@ -539,48 +557,49 @@ class MemoryIndex:
             return float(recommended), "model default"
         return self.config.query.min_score, "default"
 
-    def _search(
-        self,
-        query: str,
-        max_results: int | None,
-        min_score: float | None,
-        mode: SearchMode,
-        citations: str = "off",
-        session_key: str | None = None,
-    ) -> SearchResponse:
+    @contextlib.contextmanager
+    def _search_store(self) -> Iterator[Any]:
+        """The store one search reads: the open index file here (a backend may hand out a snapshot)."""
+        yield self.store
+
+    def _search(self, request: SearchRequest) -> SearchResponse:
+        """`run_search` over `_search_store()` with the model the index holds: keyword-only (with a notice)
+        when the provider's model differs from the index's or the provider fails."""
         self._request_sync_if_dirty()
-        min_score, _ = self.effective_min_score(min_score)
+        min_score, _ = self.effective_min_score(request.min_score)
+        with self._search_store() as store:
 
-        def run(provider: EmbeddingProvider | None, model: str) -> SearchResponse:
-            return run_search(
-                self.store,
-                provider,
-                model,
-                self.config.query,
-                query,
-                sources=self.config.sources,
-                max_results=max_results,
-                min_score=min_score,
-                mode=mode,
-                citations=citations,  # type: ignore[arg-type]
-                session_key=session_key,
-            )
+            def run(provider: EmbeddingProvider | None, model: str) -> SearchResponse:
+                return run_search(
+                    store,
+                    provider,
+                    model,
+                    self.config.query,
+                    request.query,
+                    sources=self.config.sources,
+                    max_results=request.max_results,
+                    min_score=min_score,
+                    mode=request.mode,
+                    citations=request.citations,  # type: ignore[arg-type]
+                    session_key=request.session_key,
+                )
 
-        provider = self.provider
-        stored_model = (self.store.read_meta() or {}).get("model")
-        if provider is None:
-            return run(None, index_model(None))
-        if stored_model and stored_model != provider.model:
-            why = f"the index holds {stored_model} vectors, the provider now is {provider.model}"
-            return _keyword_only(run(None, stored_model), why)
-        try:
-            return run(provider, provider.model)
-        except ProviderSwitchedError as err:
-            if stored_model == provider.model:  # switched to the fallback the index was built with
+            provider = self.provider
+            stored_model = (store.read_meta() or {}).get("model")
+            if provider is None:
+                return run(None, index_model(None))
+            if stored_model and stored_model != provider.model:
+                why = f"the index holds {stored_model} vectors, the provider now is {provider.model}"
+                return _keyword_only(run(None, stored_model), why)
+            try:
                 return run(provider, provider.model)
-            return _keyword_only(run(None, stored_model or provider.model), str(err))
-        except EmbeddingError as err:
-            return _keyword_only(run(None, stored_model or provider.model), f"embedding provider unavailable: {err}")
+            except ProviderSwitchedError as err:
+                if stored_model == provider.model:  # switched to the fallback the index was built with
+                    return run(provider, provider.model)
+                return _keyword_only(run(None, stored_model or provider.model), str(err))
+            except EmbeddingError as err:
+                why = f"embedding provider unavailable: {err}"
+                return _keyword_only(run(None, stored_model or provider.model), why)
 
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:
         """Text of a memory file, optionally `lines` lines starting at 1-based `from_line`."""
@@ -660,6 +679,7 @@ class MemoryIndex:
             "minScore": min_score,
             "minScoreSource": min_score_source,
             "hybrid": self.config.query.hybrid.enabled,
+            "rerank": rerank_status(self.config.query.rerank),
         }
         if self.recovery:
             out["recovered"] = self.recovery
@@ -714,4 +734,6 @@ class MemoryIndex:
                     probe["vector"]["skipped"] = True
         except Exception as err:
             probe["vector"] = {"ok": False, "error": str(err)}
+        if self.config.query.rerank.enabled:
+            probe["rerank"] = rerank_probe(self.config.query.rerank)
         return probe

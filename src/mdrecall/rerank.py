@@ -239,6 +239,42 @@ def rerank_hits(
     return ranked + tail, None
 
 
+def rerank_status(cfg: RerankConfig) -> dict[str, Any]:
+    """What `status` shows of the stage (never the key, only whether one was found)."""
+    if not cfg.enabled:
+        return {"enabled": False}
+    fmt = WIRE_FORMATS[cfg.provider]
+    return {
+        "enabled": True,
+        "provider": cfg.provider,
+        "model": cfg.model or fmt.model,
+        "url": (cfg.base_url or fmt.base_url).strip().rstrip("/") + "/rerank",
+        "candidates": cfg.candidates,
+        "weight": cfg.weight,
+        "apiKey": "set" if resolve_api_key(cfg) else "unset",
+    }
+
+
+def describe(status: dict[str, Any]) -> str:
+    """One line for `mdrecall status`."""
+    if not status.get("enabled"):
+        return "off"
+    return (
+        f"{status['provider']} {status['model']} at {status['url']} ({status['candidates']} candidates, "
+        f"weight {status['weight']:g}, key {status['apiKey']})"
+    )
+
+
+def rerank_probe(cfg: RerankConfig) -> dict[str, Any]:
+    """Rerank two tiny documents: proves endpoint, key and model for `status --deep`. Never raises."""
+    started = time.perf_counter()
+    try:
+        client_for(cfg).scores("mdrecall status probe", ["status probe", "something else"])
+    except Exception as err:  # noqa: BLE001 - a probe reports any failure instead of raising
+        return {"ok": False, "error": " ".join(str(err).split()) or type(err).__name__}
+    return {"ok": True, "ms": round((time.perf_counter() - started) * 1000, 1)}
+
+
 def join_notices(*notices: str | None) -> str | None:
     """Notices of several stages as one line."""
     joined = "; ".join(n for n in notices if n)

@@ -29,8 +29,8 @@ from typing import Any
 from ...config import Settings
 from ...embeddings.factory import ProviderResult
 from ...errors import ConfigError, IndexBusyError, MdrecallError
-from ...manager import LOCK_WAIT_SECONDS, MemoryIndex
-from ...search import SearchMode, SearchResponse, run_search
+from ...manager import LOCK_WAIT_SECONDS, MemoryIndex, SearchRequest
+from ...search import SearchResponse
 from ...sync import (
     ChunkProgressFn,
     ProgressFn,
@@ -38,7 +38,6 @@ from ...sync import (
     expected_meta,
     full_reindex_reason,
     incremental_sync,
-    index_model,
 )
 from .schema import LATEST_VERSION, drop_orphan_hnsw_indexes, migrate, schema_version
 from .store import ACTIVE, PgStore
@@ -347,56 +346,25 @@ class PostgresIndex(MemoryIndex):
 
     # -- search ------------------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        max_results: int | None = None,
-        min_score: float | None = None,
-        mode: SearchMode = "hybrid",
-        *,
-        citations: str = "off",
-        session_key: str | None = None,
-    ) -> SearchResponse:
+    def answer(self, request: SearchRequest) -> SearchResponse:
         """The builtin search over one snapshot of the server; the fallback index when the server is down."""
         try:
-            return self._search(query, max_results, min_score, mode, citations, session_key)
+            response = super().answer(request)
         except _unavailable_types() as err:
-            return self._fallback_search(
-                self._unavailable(err, "for search"), query, max_results, min_score, mode, citations, session_key
-            )
+            return self._fallback_search(self._unavailable(err, "for search"), request)
+        self.last_fallback = None
+        response.backend = "postgres"
+        return response
 
-    def _search(
-        self,
-        query: str,
-        max_results: int | None,
-        min_score: float | None,
-        mode: SearchMode,
-        citations: str = "off",
-        session_key: str | None = None,
-    ) -> SearchResponse:
-        self._request_sync_if_dirty()
-        min_score, _ = self.effective_min_score(min_score)
+    @contextlib.contextmanager
+    def _search_store(self) -> Iterator[PgStore]:
+        """The live generation, pinned, in one REPEATABLE READ snapshot (see `_snapshot`)."""
         pool = self._pool()
         index_id = self._reader_index_id()
         with pool.connection() as conn, self._snapshot(conn):
             snapshot = PgStore(pool, index_id, ACTIVE, conn=conn, **self._store_options())
             snapshot.tuned_ef = self.pg.ef_search
-            response = run_search(
-                snapshot.pin(),  # type: ignore[arg-type]
-                self.provider,
-                index_model(self.provider),
-                self.config.query,
-                query,
-                sources=self.config.sources,
-                max_results=max_results,
-                min_score=min_score,
-                mode=mode,
-                citations=citations,  # type: ignore[arg-type]
-                session_key=session_key,
-            )
-        self.last_fallback = None
-        response.backend = "postgres"
-        return response
+            yield snapshot.pin()
 
     @contextlib.contextmanager
     def _snapshot(self, conn: Any) -> Iterator[None]:
@@ -433,21 +401,12 @@ class PostgresIndex(MemoryIndex):
         store = self.config.store.model_copy(update={"driver": "sqlite"})
         return self.config.model_copy(update={"store": store})
 
-    def _fallback_search(
-        self,
-        err: PostgresUnavailableError,
-        query: str,
-        max_results: int | None,
-        min_score: float | None,
-        mode: SearchMode,
-        citations: str,
-        session_key: str | None,
-    ) -> SearchResponse:
+    def _fallback_search(self, err: PostgresUnavailableError, request: SearchRequest) -> SearchResponse:
         if self.pg.fallback == "none":
             raise err
         local = self._fallback_index()
         local.ensure_fresh()
-        response = local.search(query, max_results, min_score, mode, citations=citations, session_key=session_key)
+        response = local.answer(request)
         what = "the local keyword index" if self.pg.fallback == "keyword" else "the local index"
         notice = f"{err}; answered from {what} built from the markdown"
         response.notice = f"{notice}; {response.notice}" if response.notice else notice

@@ -17,6 +17,7 @@ import numpy as np
 
 from ...chunk_context import with_context
 from ...store import ChunkRow, FileRow, FtsState, SearchRow, VectorState, now_ms
+from ...store import _windows_of as windows_of  # one vector or a (windows, dims) matrix -> matrix
 from .keyword import BM25_SQL, chunk_terms, translate
 from .schema import build_hnsw_index, has_hnsw_index, vector_expression
 
@@ -28,16 +29,6 @@ VECTOR_TYPES = ["int8", "text", "int4", "text", "text", "int4", "vector"]
 # Below this many windows a generation is searched exactly (a scan of its rows); at and above it, through a
 # partial HNSW index of its own (store.postgres.hnswMinVectors).
 HNSW_MIN_VECTORS = 10_000
-
-
-def windows_of(vector: Any) -> np.ndarray | None:
-    """A chunk's vectors as a (windows, dims) float32 matrix (one row for most chunks), None without any."""
-    if vector is None:
-        return None
-    arr = np.asarray(vector, dtype=np.float32)
-    if arr.size == 0:
-        return None
-    return arr.reshape(1, -1) if arr.ndim == 1 else arr
 
 
 class PgStore:
