@@ -7,6 +7,7 @@ the keyword coverage of a chunk. Every term is quoted, so user input is never pa
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -124,8 +125,10 @@ def build_keyword_query(raw: str) -> str | None:
     return " OR ".join(_quote(t) for t in terms)
 
 
+@functools.lru_cache(maxsize=65536)
 def _fold(term: str) -> str:
-    """Case and accents folded like FTS5's unicode61 tokenizer folds them."""
+    """Case and accents folded like FTS5's unicode61 tokenizer folds them (cached: keyword_coverage folds
+    every word of every candidate chunk, ~50 ms a hybrid query at 100k chunks uncached)."""
     decomposed = unicodedata.normalize("NFKD", term.lower())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
