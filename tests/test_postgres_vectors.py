@@ -108,10 +108,7 @@ def test_hnsw_per_generation(pg_server, monkeypatch, tmp_path, workspace):
 
 def test_schema_1_vectors_move_to_windows(pg_server):
     """A server on schema 1 (one vector column on chunks) keeps its vectors as window 0 after migrating."""
-    with psycopg.connect(pg_server.dsn, autocommit=True) as admin:
-        admin.execute("DROP DATABASE IF EXISTS mig_v1")
-        admin.execute("CREATE DATABASE mig_v1")
-    dsn = pg_server.dsn.rsplit("/", 1)[0] + "/mig_v1"
+    dsn = pg_server.fresh_database("mig_v1")
     with psycopg.connect(dsn, autocommit=True) as conn:
         monkey = MIGRATIONS[:1]
         original = list(MIGRATIONS)
