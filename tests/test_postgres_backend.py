@@ -248,10 +248,7 @@ def test_missing_dsn_is_a_config_error(tmp_path, workspace, monkeypatch):
 
 
 def test_migrations_are_versioned(pg_env):
-    with psycopg.connect(pg_env.dsn, autocommit=True) as admin:
-        admin.execute("DROP DATABASE IF EXISTS mig_test")
-        admin.execute("CREATE DATABASE mig_test")
-    dsn = pg_env.dsn.rsplit("/", 1)[0] + "/mig_test"
+    dsn = pg_env.fresh_database("mig_test")
     with psycopg.connect(dsn, autocommit=True) as conn:
         assert migrate(conn) == LATEST_VERSION
         assert migrate(conn) == LATEST_VERSION  # idempotent

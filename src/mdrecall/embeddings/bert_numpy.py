@@ -8,7 +8,7 @@ float32, like the reference PyTorch model on CPU, so vectors agree with sentence
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,12 +175,25 @@ def _load_layer(t: Mapping[str, np.ndarray], i: int) -> _Layer:
 class BertEncoder:
     """BERT weights plus the forward pass; immutable after construction, so safe to share across threads."""
 
-    def __init__(self, config: BertConfig, tensors: Mapping[str, np.ndarray]) -> None:
+    def __init__(
+        self,
+        config: BertConfig,
+        tensors: Mapping[str, np.ndarray],
+        token_embeddings: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> None:
+        """`token_embeddings(ids) -> (n, hidden)` replaces the word table when given (multilingual models keep
+        theirs 4-bit: 250k rows would take 384 MB as float32)."""
         if config.hidden_act not in ("gelu", "gelu_python"):
             raise ValueError(f"unsupported hidden_act {config.hidden_act!r} (only exact 'gelu')")
         t = _strip_prefix(tensors)
         try:
-            self.word = _f32(t["embeddings.word_embeddings.weight"])
+            if token_embeddings is None:
+                word = _f32(t["embeddings.word_embeddings.weight"])
+                self.word_width = word.shape[1]
+                self._token_embeddings: Callable[[np.ndarray], np.ndarray] = word.__getitem__
+            else:
+                self.word_width = config.hidden_size
+                self._token_embeddings = token_embeddings
             self.position = _f32(t["embeddings.position_embeddings.weight"])
             self.token_type = _f32(t["embeddings.token_type_embeddings.weight"])
             self.emb_ln_w = _f32(t["embeddings.LayerNorm.weight"])
@@ -188,8 +201,8 @@ class BertEncoder:
             self.layers = [_load_layer(t, i) for i in range(config.num_layers)]
         except KeyError as err:
             raise ValueError(f"weights are missing tensor {err.args[0]!r}") from None
-        if self.word.shape[1] != config.hidden_size:
-            raise ValueError(f"embedding width {self.word.shape[1]} != hidden_size {config.hidden_size}")
+        if self.word_width != config.hidden_size:
+            raise ValueError(f"embedding width {self.word_width} != hidden_size {config.hidden_size}")
         self.config = config
 
     def embed(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
@@ -207,7 +220,8 @@ class BertEncoder:
         batch, seq = ids.shape
         if seq > self.position.shape[0]:
             raise ValueError(f"sequence length {seq} exceeds the {self.position.shape[0]} position embeddings")
-        x = self.word[ids] + self.position[:seq][None, :, :] + self.token_type[0][None, None, :]
+        x = self._token_embeddings(ids.reshape(-1)).reshape(batch, seq, -1)
+        x = x + self.position[:seq][None, :, :] + self.token_type[0][None, None, :]
         x = layer_norm(x.reshape(batch * seq, -1), self.emb_ln_w, self.emb_ln_b, self.config.layer_norm_eps)
         bias = ((1.0 - np.asarray(attention_mask, dtype=np.float32)) * _MASK_BIAS)[:, None, None, :]
         for layer in self.layers:

