@@ -409,6 +409,47 @@ class PgStore:
             )
             yield
 
+    def window_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """chunk id -> its window vectors in window order (as `Store.window_vectors`: search's window blend)."""
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return {}
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return {}
+            rows = conn.execute(
+                "SELECT chunk_id, win, embedding FROM mdrecall_vectors WHERE generation = %s AND chunk_id = ANY(%s) "
+                "ORDER BY chunk_id, win",
+                (gen, ids),
+            ).fetchall()
+        grouped: dict[str, list[np.ndarray]] = {}
+        for chunk_id, _, embedding in rows:
+            values = embedding.to_numpy() if hasattr(embedding, "to_numpy") else embedding  # pgvector's Vector
+            grouped.setdefault(chunk_id, []).append(np.asarray(values, dtype=np.float32))
+        return {key: np.stack(vectors) for key, vectors in grouped.items() if len({v.shape for v in vectors}) == 1}
+
+    def terms_held(self, chunk_ids: Sequence[str], terms: Sequence[str]) -> dict[str, set[str]]:
+        """chunk id -> the query terms its indexed text (context included) holds (as `Store.terms_held`)."""
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids or not terms:
+            return {}
+        out: dict[str, set[str]] = {}
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return {}
+            for term in dict.fromkeys(terms):
+                query = translate('"' + term.replace('"', '""') + '"')
+                if query.tsquery is None:
+                    continue
+                for (chunk_id,) in conn.execute(
+                    "SELECT id FROM mdrecall_chunks WHERE generation = %s AND id = ANY(%s) AND tsv @@ %s::tsquery",
+                    (gen, ids, query.tsquery),
+                ):
+                    out.setdefault(chunk_id, set()).add(term)
+        return out
+
     def vector_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
         """Nearest chunks by cosine, each scored by its best window (as the builtin store scores them).
 
