@@ -53,6 +53,7 @@ def test_windows_are_stored_and_scored_like_sqlite(pg_server, monkeypatch, tmp_p
         pg.sync()
         lite.sync()
         chunks = pg.status()["chunks"]
+        assert pg.status()["postgres"]["vectorIndex"].startswith("exact scan")
         assert pg.store.vector_row_count() == lite.store.vector_row_count() > chunks  # several windows a chunk
         for query in ["gateway item 30", "garden invoice", "note 4 deploy"]:
             for mode in ("vector", "hybrid"):
@@ -78,7 +79,9 @@ def test_hnsw_per_generation(pg_server, monkeypatch, tmp_path, workspace):
     try:
         pg.sync()
         lite.sync()
-        first = pg.status()["postgres"]["generation"]
+        status = pg.status()["postgres"]
+        first = status["generation"]
+        assert status["vectorIndex"].startswith("hnsw")
         with psycopg.connect(pg_server.dsn, autocommit=True) as conn:
             exists = "SELECT to_regclass(%s) IS NOT NULL"
             assert conn.execute(exists, (hnsw_index_name(first),)).fetchone()[0]
@@ -157,3 +160,24 @@ def test_pending_vectors_are_filled(pg_server, monkeypatch, tmp_path, workspace)
         assert np.isfinite(pg.search("gateway", mode="vector").results[0].score)
     finally:
         pg.close()
+
+
+def test_phrase_bm25_equals_fts5(pg_server, monkeypatch, tmp_path, workspace):
+    """A phrase of several words scores as one unit (its own df and hit count), as FTS5's bm25 does."""
+    write(workspace, "memory/a.md", "# A\n\nUse field(default_factory=list); default_factory runs per instance.\n")
+    write(workspace, "memory/b.md", "# B\n\nThe default value and the factory function are separate here.\n")
+    write(workspace, "memory/c.md", "# C\n\nlogging.basicConfig sets the level; basicConfig logging is once.\n")
+    pg = _open(pg_server, monkeypatch, tmp_path, workspace, None, "postgres")
+    lite = _open(pg_server, monkeypatch, tmp_path, workspace, None, "sqlite")
+    try:
+        pg.sync()
+        lite.sync()
+        model = "fts-only"
+        for fts in ['"default_factory"', '"default_factory" OR "default"', '"logging.basicConfig" AND "level"',
+                    '"default factory"', '"factory" OR "logging basicconfig"']:  # fmt: skip
+            got = [(r.path, round(r.score, 5)) for r in pg.store.keyword_search(fts, model, ["memory"], 10)]
+            want = [(r.path, round(r.score, 5)) for r in lite.store.keyword_search(fts, model, ["memory"], 10)]
+            assert got == want and got, fts
+    finally:
+        pg.close()
+        lite.close()

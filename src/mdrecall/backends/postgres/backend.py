@@ -39,7 +39,7 @@ from ...sync import (
     full_reindex_reason,
     incremental_sync,
 )
-from .schema import LATEST_VERSION, drop_orphan_hnsw_indexes, migrate, schema_version
+from .schema import LATEST_VERSION, drop_orphan_hnsw_indexes, has_hnsw_index, migrate, schema_version
 from .store import ACTIVE, PgStore
 
 try:
@@ -461,11 +461,21 @@ class PostgresIndex(MemoryIndex):
             "workspaceKey": self.workspace_key,
             "generation": gen,
             "keyword": "tsvector + GIN, FTS5-equivalent BM25",
+            "vectorIndex": self._vector_index_state(gen),
             "fallback": self.pg.fallback,
         }
         if self.last_fallback:
             info["lastFallback"] = self.last_fallback
         return info
+
+    def _vector_index_state(self, generation: int | None) -> str:
+        """Whether this index's vector search walks its own HNSW graph or scans its rows exactly."""
+        if generation is None:
+            return "none (not indexed yet)"
+        with self._pool().connection() as conn:
+            if has_hnsw_index(conn, generation):
+                return "hnsw (this index's own partial graph)"
+        return f"exact scan (a graph is built from {self.pg.hnsw_min_vectors} vectors)"
 
     def _vector_mode(self) -> str:
         return "off (fts-only)" if self.provider_result.provider is None else "pgvector (hnsw, cosine)"

@@ -100,6 +100,24 @@ INSERT INTO mdrecall_vectors(generation, chunk_id, win, model, source, dims, emb
 ALTER TABLE mdrecall_chunks DROP COLUMN embedding, DROP COLUMN dims;
 """,
     ),
+    (
+        3,
+        """
+-- FTS5's bm25 counts a phrase's hits, not its words': positions where every word follows the one before.
+CREATE OR REPLACE FUNCTION mdrecall_phrase_tf(doc tsvector, tokens text[]) RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+  WITH u AS MATERIALIZED (
+    SELECT lexeme, positions::int[] AS positions FROM unnest(ts_filter(setweight(doc, 'A', tokens), '{a}'))
+  )
+  SELECT count(*)::integer
+  FROM (SELECT unnest(positions) AS p FROM u WHERE lexeme = tokens[1]) f
+  WHERE NOT EXISTS (
+    SELECT 1 FROM generate_subscripts(tokens, 1) AS k
+    WHERE k > 1 AND NOT EXISTS (
+      SELECT 1 FROM u WHERE u.lexeme = tokens[k] AND f.p + k - 1 = ANY(u.positions)))
+$fn$;
+""",
+    ),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

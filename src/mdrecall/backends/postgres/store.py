@@ -384,6 +384,8 @@ class PgStore:
                 BM25_SQL,
                 {
                     "terms": query.terms,
+                    "phrases": query.phrase_keys,
+                    "phrase_tsq": query.phrase_tsqueries,
                     "gen": gen,
                     "model": model,
                     "sources": list(sources),
