@@ -283,3 +283,24 @@ def test_keyword_ranking_without_common_terms_matches_full_bm25(tmp_path: Path, 
         matching = {r for (r,) in store.conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (query,))}
         assert {rowid for rowid, _ in got} <= matching, query  # never a chunk the full query does not match
     store.close()
+
+
+def test_common_term_answers_follow_writes_of_this_and_other_connections(tmp_path: Path) -> None:
+    from mdrecall.store import ChunkRow, Store
+
+    def rows(start: int, n: int, text: str) -> list[ChunkRow]:
+        return [ChunkRow(f"c{i}", f"n{i}.md", "memory", 1, 1, f"h{i}", "m", text) for i in range(start, start + n)]
+
+    store = Store(tmp_path / "c.sqlite")
+    with store.transaction():
+        store.insert_chunks(rows(0, 300, "shared words here"))
+    assert store._common_terms(['"shared"', '"other"']) == ['"shared"']
+    with store.transaction():  # this connection's write: most chunks no longer hold "shared"
+        store.insert_chunks(rows(300, 900, "other words"))
+    assert store._common_terms(['"shared"', '"other"']) == ['"other"']
+    second = Store(tmp_path / "c.sqlite")
+    with second.transaction():  # another connection's write
+        second.insert_chunks(rows(1200, 3000, "fresh words"))
+    second.close()
+    assert store._common_terms(['"shared"', '"other"', '"words"']) == ['"words"']
+    store.close()

@@ -269,6 +269,9 @@ class Store:
         self.json_embeddings = json_embeddings
         self._matrix: VectorMatrix | None = None
         self._matrix_token: tuple[int, str | None] | None = None
+        # _common_terms' answers while the index stays the same: (data_version, total_changes) -> term -> bool
+        self._common_key: tuple[int, int] | None = None
+        self._common_memo: dict[str, bool] = {}
         check_index_path(self.path)  # never open (and so never write) a file mdrecall did not create
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -738,7 +741,20 @@ class Store:
 
     def _common_terms(self, terms: Sequence[str]) -> list[str]:
         """The terms found in more than COMMON_TERM_SHARE of the chunks, estimated from three rowid windows
-        (a doclist seek and a short count each), never by walking a term's whole doclist."""
+        (a doclist seek and a short count each), never by walking a term's whole doclist.
+
+        Answers are remembered until the index changes (another connection's commit moves `data_version`,
+        this one's writes move `total_changes`): a hybrid query asks twice for the same terms, and a long-lived
+        server keeps seeing the same words."""
+        key = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]), int(self.conn.total_changes()))
+        if key != self._common_key:
+            self._common_key, self._common_memo = key, {}
+        missing = [t for t in dict.fromkeys(terms) if t not in self._common_memo]
+        if missing:
+            self._common_memo.update(self._count_common(missing))
+        return [t for t in terms if self._common_memo.get(t)]
+
+    def _count_common(self, terms: Sequence[str]) -> dict[str, bool]:
         top = self._fts_rows_estimate()
         width = COMMON_TERM_SAMPLE
         windows = [(s, s + width) for s in (max(0, top * q // 4 - width // 2) for q in (1, 2, 3))]
@@ -746,21 +762,20 @@ class Store:
             self.conn.execute("SELECT count(*) FROM chunks WHERE rowid > ? AND rowid <= ?", w).fetchone()[0]
             for w in windows
         )
-        if not docs:
-            return []
-        common = []
+        out: dict[str, bool] = {}
         for term in terms:
             hits = 0
             for low, high in windows:
+                if not docs:
+                    break
                 hits += self.conn.execute(
                     "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid > ? AND rowid <= ?",
                     (term, low, high),
                 ).fetchone()[0]
                 if hits > COMMON_TERM_SHARE * docs:
                     break
-            if hits > COMMON_TERM_SHARE * docs:
-                common.append(term)
-        return common
+            out[term] = bool(docs) and hits > COMMON_TERM_SHARE * docs
+        return out
 
     def _chunks_by_rowid(self, rowids: Sequence[int]) -> dict[int, tuple]:
         found: dict[int, tuple] = {}
