@@ -64,12 +64,14 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
+
+from local_http import LocalHttpServer
 
 EMBED_ROUTES = frozenset({"embeddings", "gemini.embed", "gemini.batchEmbed"})
 
@@ -173,63 +175,17 @@ def parse_multipart(content_type: str, body: bytes) -> list[tuple[dict[str, str]
     return parts
 
 
-class FakeEmbeddingServer:
+class FakeEmbeddingServer(LocalHttpServer):
     """See the module docstring for the API."""
 
     def __init__(self, dims: int = 8) -> None:
         self.dims = dims
         self.model_dims: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
         self.reset()
 
-    # -- lifecycle ----------------------------------------------------------------------------------------
-
-    def start(self) -> FakeEmbeddingServer:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out in two writes: avoid 40 ms ACK stalls
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server naming
-                fake._handle(self, "GET")
-
-            def do_POST(self) -> None:  # noqa: N802
-                fake._handle(self, "POST")
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence request logs
-                return
-
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-            block_on_close = False
-
-            def handle_error(self, request: Any, client_address: Any) -> None:
-                return  # clients that time out close sockets under us: not an error here
-
-        self._httpd = Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> FakeEmbeddingServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+    # -- lifecycle (start, stop, url: LocalHttpServer) -----------------------------------------------------
 
     @property
     def openai_base(self) -> str:

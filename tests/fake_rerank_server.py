@@ -33,10 +33,12 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
+
+from local_http import LocalHttpServer
 
 FORMATS = {"cohere": ("/cohere/v2/rerank", "top_n", "results"), "voyage": ("/voyage/v1/rerank", "top_k", "data")}
 FORMATS["jina"] = ("/jina/v1/rerank", "top_n", "results")
@@ -72,54 +74,13 @@ class RecordedRequest:
     json: Any
 
 
-class FakeRerankServer:
+class FakeRerankServer(LocalHttpServer):
     """See the module docstring."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
+        super().__init__()
         self.reset()
-
-    def start(self) -> FakeRerankServer:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
-                fake._handle(self)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                return
-
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-            block_on_close = False
-
-            def handle_error(self, request: Any, client_address: Any) -> None:
-                return  # clients that time out close sockets under us
-
-        self._httpd = Server(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> FakeRerankServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def base(self, provider: str) -> str:
         """The baseUrl a client of `provider` is given (the client appends `/rerank`)."""
@@ -155,7 +116,7 @@ class FakeRerankServer:
 
     # -- handling -----------------------------------------------------------------------------------------
 
-    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+    def _handle(self, handler: BaseHTTPRequestHandler, method: str = "POST") -> None:
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else b""
         try:

@@ -1,0 +1,64 @@
+"""A threaded HTTP server on 127.0.0.1 (a free port) for the fake remote APIs the tests talk to.
+
+Subclasses implement `_handle(handler, method)`; this class starts and stops the server and gives its URL.
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+
+class LocalHttpServer:
+    """Start/stop (also as a context manager) and `url`; every GET and POST goes to `self._handle`."""
+
+    def __init__(self) -> None:
+        self._httpd: ThreadingHTTPServer | None = None
+
+    def _handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out in two writes: avoid 40 ms ACK stalls
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server naming
+                fake._handle(self, "GET")
+
+            def do_POST(self) -> None:  # noqa: N802
+                fake._handle(self, "POST")
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence request logs
+                return
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+            block_on_close = False
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                return  # clients that time out close sockets under us: not an error here
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None, "server not started"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
