@@ -502,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-LOCO_WEIGHTS = [0.5, 0.6, 0.7, 0.8, 0.9]
+LOCO_WEIGHTS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
 CURVE = [0.0, 0.05, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5]
 
 
