@@ -254,7 +254,11 @@ class BertEncoder:
         q *= np.float32(1.0 / math.sqrt(head_dim))
         scores = q @ k.transpose(0, 1, 3, 2)
         scores += bias
-        context = softmax(scores) @ v  # (batch, heads, seq, head_dim)
+        # softmax with its division moved after the product: a pass over (seq, head_dim) instead of (seq, seq)
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        context = scores @ v  # (batch, heads, seq, head_dim)
+        context /= scores.sum(axis=-1, keepdims=True)
         return context.transpose(0, 2, 1, 3).reshape(batch * seq, heads * head_dim)
 
 
