@@ -210,10 +210,10 @@ def list_memory_files(
     files: list[MemoryFile] = []
     prefix = str(workspace).rstrip(os.sep) + os.sep
     for candidate, known in _candidates(workspace, extra_paths or [], skipped):
-        if not _is_markdown(os.path.basename(candidate)):
-            continue
+        if known is None and not _is_markdown(os.path.basename(candidate)):
+            continue  # (a walked entry is a .md file already: checking it again was a tenth of a no-op sync)
         rel = _display(candidate, prefix, workspace)
-        if not is_storable_name(rel):
+        if not rel.isascii() and not is_storable_name(rel):
             if skipped is not None:
                 skipped.append((escaped(rel), "file name is not valid UTF-8: skipped (rename the file to index it)"))
             continue
