@@ -172,12 +172,15 @@ def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
 class _PendingFile:
     file: MemoryFile | SessionFile
     hash: str
-    chunks: list[Chunk]
+    chunks: list[Chunk] | None  # None: not kept in memory (a large sync reads the file again when its turn comes)
     source: str = MEMORY_SOURCE
     # (start, end) line numbers to store per chunk; transcripts cite JSONL lines, not flattened text lines
     lines: list[tuple[int, int]] | None = None
     # per chunk, the context prefix (log date, heading path) embedded and keyword-indexed with it
     contexts: list[str] | None = None
+
+    # how many chunks the file has (kept when the chunks themselves are not)
+    chunk_count: int = 0
 
     def context(self, index: int) -> str:
         return self.contexts[index] if self.contexts is not None else ""
@@ -384,12 +387,44 @@ def _unchanged_on_disk(row: FileRow | None, file: MemoryFile | SessionFile) -> b
     return row is not None and row.mtime == file.mtime_ms and row.size == file.size
 
 
+# Above this many bytes of changed memory files, a sync keeps only each file's chunk count while it counts
+# the work, and reads the file again when its embedding batch comes: memory stays at about one batch (100k
+# files: peak RSS 440 MB when every chunk was held). Below it, the chunks are kept (read once).
+STREAM_ABOVE_BYTES = 64 * 1024 * 1024
+
+
+def _changed_bytes(files: Sequence[MemoryFile], indexed: dict[str, FileRow]) -> int:
+    return sum(f.size for f in files if not _unchanged_on_disk(indexed.get(f.path), f))
+
+
+def _chunked(file: MemoryFile, text: str, config: MemoryConfig) -> tuple[list[Chunk], list[str]]:
+    chunks = chunk_markdown(text, config.chunking.tokens, config.chunking.overlap)
+    return chunks, chunk_prefixes(file.path, text, [c.start_line for c in chunks])
+
+
+def _reread(item: _PendingFile, config: MemoryConfig, report: SyncReport) -> _PendingFile | None:
+    """A pending file whose chunks were not kept, read and chunked again (None if it cannot be read now)."""
+    if item.chunks is not None or not isinstance(item.file, MemoryFile):
+        return item
+    try:
+        raw = item.file.abs_path.read_bytes()
+    except OSError as err:
+        report.skipped.append((item.file.path, f"unreadable: {err.strerror or err}"))
+        return None
+    text, _ = decode_markdown(raw)
+    if config.redact_memory:
+        text = redact(text)
+    chunks, contexts = _chunked(item.file, text, config)
+    return _PendingFile(item.file, hash_text(text), chunks, contexts=contexts, chunk_count=len(chunks))
+
+
 def _read_changed(
     store: Store,
     files: Sequence[MemoryFile],
     config: MemoryConfig,
     report: SyncReport,
     indexed: dict[str, FileRow] | None = None,
+    keep_chunks: bool = True,
 ) -> list[_PendingFile]:
     indexed = store.get_files(MEMORY_SOURCE) if indexed is None else indexed
     pending: list[_PendingFile] = []
@@ -420,9 +455,11 @@ def _read_changed(
                 store.upsert_file(FileRow(file.path, MEMORY_SOURCE, file_hash, file.mtime_ms, file.size))
             report.files_unchanged += 1
             continue
-        chunks = chunk_markdown(text, config.chunking.tokens, config.chunking.overlap)
-        contexts = chunk_prefixes(file.path, text, [c.start_line for c in chunks])
-        pending.append(_PendingFile(file, file_hash, chunks, contexts=contexts))
+        chunks, contexts = _chunked(file, text, config)
+        if keep_chunks:
+            pending.append(_PendingFile(file, file_hash, chunks, contexts=contexts, chunk_count=len(chunks)))
+        else:
+            pending.append(_PendingFile(file, file_hash, None, chunk_count=len(chunks)))
     return pending
 
 
@@ -439,11 +476,11 @@ def _windows(pending: Sequence[_PendingFile], max_chunks: int) -> list[list[_Pen
     current: list[_PendingFile] = []
     count = 0
     for item in pending:
-        if current and count + len(item.chunks) > max_chunks:
+        if current and count + item.chunk_count > max_chunks:
             groups.append(current)
             current, count = [], 0
         current.append(item)
-        count += len(item.chunks)
+        count += item.chunk_count
     if current:
         groups.append(current)
     return groups
@@ -510,7 +547,7 @@ def _read_changed_sessions(
         report.sessions_malformed_lines += doc.malformed
         chunks = chunk_markdown(doc.text, config.chunking.tokens, config.chunking.overlap) if doc.text else []
         lines = [map_lines(doc, c.start_line, c.end_line) for c in chunks]
-        pending.append(_PendingFile(file, doc.hash, chunks, SESSIONS_SOURCE, lines))
+        pending.append(_PendingFile(file, doc.hash, chunks, SESSIONS_SOURCE, lines, chunk_count=len(chunks)))
     return pending
 
 
@@ -549,10 +586,11 @@ def incremental_sync(
             store, SESSIONS_SOURCE, {f.path for f in sessions}, store.get_files(SESSIONS_SOURCE)
         )
 
-    pending = _read_changed(store, files, config, report, indexed)
+    keep = _changed_bytes(files, indexed) <= STREAM_ABOVE_BYTES
+    pending = _read_changed(store, files, config, report, indexed, keep_chunks=keep)
     if sessions is not None:
         pending += _read_changed_sessions(store, sessions, config, report, session_gate)
-    total_chunks = sum(len(item.chunks) for item in pending)
+    total_chunks = sum(item.chunk_count for item in pending)
     chunks_done = 0
 
     def on_chunks(count: int) -> None:
@@ -570,7 +608,8 @@ def incremental_sync(
     done = 0
     if progress:
         progress(0, len(pending), "indexing")
-    for group in _windows(pending, EMBED_WINDOW_CHUNKS):
+    for lazy_group in _windows(pending, EMBED_WINDOW_CHUNKS):
+        group = [ready for item in lazy_group if (ready := _reread(item, config, report)) is not None]
         vectors = _embed_or_defer(
             embedder,
             [c for item in group for c in item.chunks],
