@@ -86,6 +86,7 @@ def _dedupe(terms: list[str]) -> list[str]:
 
 
 def _quote(term: str) -> str:
+    """An FTS5 string for one term (a phrase of its words): user input is never parsed as FTS5 syntax."""
     return '"' + term.replace('"', '""') + '"'
 
 

@@ -99,6 +99,22 @@ def bounded_decay(multiplier: float, floor: float = DECAY_FLOOR) -> float:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def minmax(values: Sequence[float]) -> list[float]:
+    """Min-max scaling onto [0, 1], per query (all equal -> all 1)."""
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    if high - low <= 1e-12:
+        return [1.0] * len(values)
+    return [(v - low) / (high - low) for v in values]
+
+
+def minmax_scale(values: dict[K, float]) -> dict[K, float]:
+    """Per-query min-max scaling of one side's candidate scores onto [0, 1] (all equal -> all 1)."""
+    keys = list(values)
+    return dict(zip(keys, minmax([values[key] for key in keys]), strict=True))
+
+
 def rrf_fuse(rankings: Sequence[Sequence[K]], k: int = RRF_K) -> dict[K, float]:
     """Sum over lists of 1 / (k + rank), rank 1-based; an item missing from a list gets nothing from it."""
     fused: dict[K, float] = {}

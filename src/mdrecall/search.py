@@ -46,6 +46,7 @@ from .ranking import (
     file_date,
     format_citation,
     is_evergreen_path,
+    minmax_scale,
     mmr_order,
     rrf_fuse,
     rrf_rescale,
@@ -159,16 +160,6 @@ def merge_rrf(
     for hit in weighted:
         hit.score = rescaled.get(hit.row.id, 0.0)
     return sort_hits(weighted)
-
-
-def minmax_scale(values: dict[str, float]) -> dict[str, float]:
-    """Per-query min-max scaling of one side's candidate scores onto [0, 1] (all equal -> all 1)."""
-    if not values:
-        return {}
-    low, high = min(values.values()), max(values.values())
-    if high - low <= 1e-12:
-        return {key: 1.0 for key in values}
-    return {key: (value - low) / (high - low) for key, value in values.items()}
 
 
 def merge_minmax(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import apsw
 
 from .chunk_context import with_context
+from .fts_query import _quote
 from .fts_text import index_text
 from .index_identity import APPLICATION_ID, check_index_path, remove_own_db_files
 
@@ -860,10 +861,9 @@ class Store:
         rowid_marks = ",".join("?" * len(by_rowid))
         out: dict[str, set[str]] = {}
         for term in dict.fromkeys(terms):
-            quoted = '"' + term.replace('"', '""') + '"'
             for (rowid,) in self.conn.execute(
                 f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({rowid_marks})",
-                (quoted, *by_rowid),
+                (_quote(term), *by_rowid),
             ):
                 out.setdefault(by_rowid[int(rowid)], set()).add(term)
         return out

@@ -402,6 +402,14 @@ def _chunked(file: MemoryFile, text: str, config: MemoryConfig) -> tuple[list[Ch
     return chunks, chunk_prefixes(file.path, text, [c.start_line for c in chunks])
 
 
+def _memory_text(raw: bytes, config: MemoryConfig) -> tuple[str, bool]:
+    """A memory file's text as indexed (decoded, redacted when `redactMemory`), and whether bytes were replaced.
+
+    Secrets never reach chunks, FTS, vectors or the cache; the file itself is untouched."""
+    text, replaced = decode_markdown(raw)
+    return (redact(text) if config.redact_memory else text), replaced
+
+
 def _reread(item: _PendingFile, config: MemoryConfig, report: SyncReport) -> _PendingFile | None:
     """A pending file whose chunks were not kept, read and chunked again (None if it cannot be read now)."""
     if item.chunks is not None or not isinstance(item.file, MemoryFile):
@@ -411,9 +419,7 @@ def _reread(item: _PendingFile, config: MemoryConfig, report: SyncReport) -> _Pe
     except OSError as err:
         report.skipped.append((item.file.path, f"unreadable: {err.strerror or err}"))
         return None
-    text, _ = decode_markdown(raw)
-    if config.redact_memory:
-        text = redact(text)
+    text, _ = _memory_text(raw, config)
     chunks, contexts = _chunked(item.file, text, config)
     return _PendingFile(item.file, hash_text(text), chunks, contexts=contexts, chunk_count=len(chunks))
 
@@ -444,11 +450,9 @@ def _read_changed(
             _record_skipped(store, file, reason)
             report.skipped.append((file.path, reason))
             continue
-        text, replaced = decode_markdown(raw)
+        text, replaced = _memory_text(raw, config)
         if replaced:
             report.skipped.append((file.path, "not valid UTF-8: undecodable bytes replaced (indexed anyway)"))
-        if config.redact_memory:
-            text = redact(text)  # secrets never reach chunks, FTS, vectors or the cache; the file is untouched
         file_hash = hash_text(text)
         if row is not None and row.hash == file_hash:
             with store.transaction():

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .chunk_windows import WindowPlan, chunk_windows
 from .fts_query import fold_term, indexed_tokens
+from .ranking import minmax, minmax_scale, rrf_rescale
 
 if TYPE_CHECKING:
     import numpy as np
@@ -66,16 +67,6 @@ class TermFinder:
         return set(self._pattern.findall(text.lower()))
 
 
-def scaled(values: Sequence[float]) -> list[float]:
-    """Min-max scaling onto [0, 1] (all equal -> all 1)."""
-    if not values:
-        return []
-    low, high = min(values), max(values)
-    if high - low <= 1e-12:
-        return [1.0] * len(values)
-    return [(v - low) / (high - low) for v in values]
-
-
 def best_window_scores(
     rows: Sequence[Any],
     vectors: dict[str, np.ndarray],
@@ -115,7 +106,7 @@ def best_window_scores(
     vector_weight, text_weight = weights
     fused = [
         vector_weight * v + (text_weight * k if max(keyword) > 0 else 0.0)
-        for v, k in zip(scaled(cosines), scaled(keyword), strict=True)
+        for v, k in zip(minmax(cosines), minmax(keyword), strict=True)
     ]
     best: dict[str, float] = {}
     for owner, score in zip(owners, fused, strict=True):
@@ -128,12 +119,9 @@ def blend(chunk_scores: dict[str, float], window_scores: dict[str, float], weigh
     blended chunk gets the best chunk score). A chunk without a window score uses its own chunk score."""
     if not chunk_scores:
         return {}
-    keys = list(chunk_scores)
-    chunk = dict(zip(keys, scaled([chunk_scores[k] for k in keys]), strict=True))
-    have = [k for k in keys if k in window_scores]
-    window = dict(zip(have, scaled([window_scores[k] for k in have]), strict=True))
-    mixed = {k: weight * window.get(k, chunk[k]) + (1.0 - weight) * chunk[k] for k in keys}
-    top, anchor = max(mixed.values()), max(chunk_scores.values())
-    if top <= 0:
+    chunk = minmax_scale(chunk_scores)
+    window = minmax_scale({k: v for k, v in window_scores.items() if k in chunk_scores})
+    mixed = {k: weight * window.get(k, chunk[k]) + (1.0 - weight) * chunk[k] for k in chunk}
+    if max(mixed.values()) <= 0:
         return dict(chunk_scores)
-    return {k: anchor * v / top for k, v in mixed.items()}
+    return rrf_rescale(mixed, max(chunk_scores.values()))

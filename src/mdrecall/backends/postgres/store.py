@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...chunk_context import with_context
+from ...fts_query import _quote
 from ...store import ChunkRow, FileRow, FtsState, SearchRow, VectorState, now_ms
 from ...store import _windows_of as windows_of  # one vector or a (windows, dims) matrix -> matrix
 from .keyword import BM25_SQL, chunk_terms, translate
@@ -440,7 +441,7 @@ class PgStore:
             if gen is None:
                 return {}
             for term in dict.fromkeys(terms):
-                query = translate('"' + term.replace('"', '""') + '"')
+                query = translate(_quote(term))
                 if query.tsquery is None:
                     continue
                 for (chunk_id,) in conn.execute(
