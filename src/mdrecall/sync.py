@@ -168,7 +168,7 @@ def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
     return hash_text(f"{source}:{path}:{chunk.start_line}:{chunk.end_line}:{chunk.hash}:{model}")
 
 
-@dataclass
+@dataclass(slots=True)
 class _PendingFile:
     file: MemoryFile | SessionFile
     hash: str
@@ -462,8 +462,8 @@ def _read_changed(
         chunks, contexts = _chunked(file, text, config)
         if keep_chunks:
             pending.append(_PendingFile(file, file_hash, chunks, contexts=contexts, chunk_count=len(chunks)))
-        else:
-            pending.append(_PendingFile(file, file_hash, None, chunk_count=len(chunks)))
+        else:  # the hash too is computed again when the file is read again (`_reread`)
+            pending.append(_PendingFile(file, "", None, chunk_count=len(chunks)))
     return pending
 
 
@@ -555,9 +555,25 @@ def _read_changed_sessions(
     return pending
 
 
-def _delete_vanished(store: Store, source: str, present: set[str], indexed: dict[str, FileRow]) -> int:
+def _vanished(indexed: dict[str, FileRow], files: Sequence[MemoryFile | SessionFile]) -> list[str]:
+    """Indexed paths no longer among `files`, without a set of every present path (a 100k-file sync held one):
+    a merge of the two sorted path lists when `files` comes sorted (discovery sorts), else a set."""
+    if not indexed:
+        return []
+    paths = [f.path for f in files]
+    if any(a > b for a, b in itertools.pairwise(paths)):
+        return sorted(set(indexed) - set(paths))
+    gone: list[str] = []
+    at = 0
+    for path in sorted(indexed):
+        at = bisect.bisect_left(paths, path, at)
+        if at >= len(paths) or paths[at] != path:
+            gone.append(path)
+    return gone
+
+
+def _delete_vanished(store: Store, source: str, vanished: list[str], indexed: dict[str, FileRow]) -> int:
     """Drop the rows of files that are gone (and from `indexed`, which the caller reuses)."""
-    vanished = sorted(set(indexed) - present)
     for path in vanished:
         with store.transaction():
             store.delete_file(path, source)
@@ -584,10 +600,11 @@ def incremental_sync(
     started = time.perf_counter()
     report = SyncReport(reason=reason, files_scanned=len(files) + len(sessions or []))
     indexed = store.get_files(MEMORY_SOURCE)  # read once: a no-op sync of 10k files is mostly this and a walk
-    report.files_deleted = _delete_vanished(store, MEMORY_SOURCE, {f.path for f in files}, indexed)
+    report.files_deleted = _delete_vanished(store, MEMORY_SOURCE, _vanished(indexed, files), indexed)
     if sessions is not None:
+        indexed_sessions = store.get_files(SESSIONS_SOURCE)
         report.files_deleted += _delete_vanished(
-            store, SESSIONS_SOURCE, {f.path for f in sessions}, store.get_files(SESSIONS_SOURCE)
+            store, SESSIONS_SOURCE, _vanished(indexed_sessions, sessions), indexed_sessions
         )
 
     keep = _changed_bytes(files, indexed) <= STREAM_ABOVE_BYTES
