@@ -64,3 +64,44 @@ def test_discovery_streams_the_walk_and_still_drops_hard_links(tmp_path: Path) -
     assert [f.path for f in files] == sorted(f.path for f in files)
     assert len([f for f in files if f.path in ("memory/a.md", "memory/sub/a-link.md")]) == 1
     assert "memory/sub/b.md" in {f.path for f in files}
+
+
+def _notes(ws: Path, count: int) -> None:
+    for i in range(count):
+        body = "\n".join(f"- item {n} of note {i}: the rollout of service {n % 5} went fine" for n in range(40))
+        write(ws, f"memory/2024-03-{1 + i % 28:02d}-{i}.md", f"# Note {i}\n\n{body}\n")
+
+
+def test_single_pass_sync_writes_each_group_before_reading_on(tmp_path: Path, make_index, monkeypatch) -> None:
+    """Without progress callbacks nobody needs totals: files are read once, and each group is written before
+    the next files are read, so memory holds one group whatever the number of files."""
+    from .conftest import HashingProvider
+
+    ws = tmp_path / "ws"
+    _notes(ws, 24)
+    two_pass = make_index(ws, HashingProvider(), db_path=tmp_path / "two.sqlite")
+    two_pass.sync(chunk_progress=lambda done, total: None)
+
+    monkeypatch.setattr(sync, "EMBED_WINDOW_CHUNKS", 6)
+    events: list[str] = []
+    memory_text, write_file = sync._memory_text, sync._write_file
+
+    def reading(raw, config):  # type: ignore[no-untyped-def]
+        events.append("read")
+        return memory_text(raw, config)
+
+    def writing(store, item, vectors, model):  # type: ignore[no-untyped-def]
+        events.append("write")
+        return write_file(store, item, vectors, model)
+
+    monkeypatch.setattr(sync, "_memory_text", reading)
+    monkeypatch.setattr(sync, "_write_file", writing)
+    single = make_index(ws, HashingProvider(), db_path=tmp_path / "one.sqlite")
+    report = single.sync()
+    assert events.count("read") == 24  # each file read once (the counting pass reads twice above 64 MB)
+    assert events.index("write") < len(events) - 1 - events[::-1].index("read")  # writes began before reads ended
+
+    def rows(index) -> list[tuple]:  # type: ignore[no-untyped-def]
+        return sorted(index.store.conn.execute("SELECT path, start_line, end_line, hash, text FROM chunks"))
+
+    assert rows(single) == rows(two_pass) and report.files_indexed == 24

@@ -16,7 +16,7 @@ import bisect
 import itertools
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -432,8 +432,20 @@ def _read_changed(
     indexed: dict[str, FileRow] | None = None,
     keep_chunks: bool = True,
 ) -> list[_PendingFile]:
+    return list(_iter_changed(store, files, config, report, indexed, keep_chunks))
+
+
+def _iter_changed(
+    store: Store,
+    files: Sequence[MemoryFile],
+    config: MemoryConfig,
+    report: SyncReport,
+    indexed: dict[str, FileRow] | None = None,
+    keep_chunks: bool = True,
+) -> Iterator[_PendingFile]:
+    """The changed files, read and chunked one at a time (a single-pass sync writes each group before the
+    next files are read)."""
     indexed = store.get_files(MEMORY_SOURCE) if indexed is None else indexed
-    pending: list[_PendingFile] = []
     for file in files:
         row = indexed.get(file.path)
         if _unchanged_on_disk(row, file):
@@ -451,6 +463,7 @@ def _read_changed(
             report.skipped.append((file.path, reason))
             continue
         text, replaced = _memory_text(raw, config)
+        del raw
         if replaced:
             report.skipped.append((file.path, "not valid UTF-8: undecodable bytes replaced (indexed anyway)"))
         file_hash = hash_text(text)
@@ -461,10 +474,9 @@ def _read_changed(
             continue
         chunks, contexts = _chunked(file, text, config)
         if keep_chunks:
-            pending.append(_PendingFile(file, file_hash, chunks, contexts=contexts, chunk_count=len(chunks)))
+            yield _PendingFile(file, file_hash, chunks, contexts=contexts, chunk_count=len(chunks))
         else:  # the hash too is computed again when the file is read again (`_reread`)
-            pending.append(_PendingFile(file, "", None, chunk_count=len(chunks)))
-    return pending
+            yield _PendingFile(file, "", None, chunk_count=len(chunks))
 
 
 def _record_skipped(store: Store, file: MemoryFile, reason: str) -> None:
@@ -474,20 +486,19 @@ def _record_skipped(store: Store, file: MemoryFile, reason: str) -> None:
         store.upsert_file(FileRow(file.path, MEMORY_SOURCE, SKIPPED_HASH_PREFIX + reason, file.mtime_ms, file.size))
 
 
-def _windows(pending: Sequence[_PendingFile], max_chunks: int) -> list[list[_PendingFile]]:
-    """Group files so each group carries about max_chunks chunks: one embedding call per group."""
-    groups: list[list[_PendingFile]] = []
+def _windows(pending: Iterable[_PendingFile], max_chunks: int) -> Iterator[list[_PendingFile]]:
+    """Group files so each group carries about max_chunks chunks: one embedding call per group (lazily: a
+    single-pass sync reads the next files only once the group before is written)."""
     current: list[_PendingFile] = []
     count = 0
     for item in pending:
         if current and count + item.chunk_count > max_chunks:
-            groups.append(current)
+            yield current
             current, count = [], 0
         current.append(item)
         count += item.chunk_count
     if current:
-        groups.append(current)
-    return groups
+        yield current
 
 
 def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray | None], model: str) -> None:
@@ -601,11 +612,21 @@ def incremental_sync(
             store, SESSIONS_SOURCE, _vanished(indexed_sessions, sessions), indexed_sessions
         )
 
-    keep = _changed_bytes(files, indexed) <= STREAM_ABOVE_BYTES
-    pending = _read_changed(store, files, config, report, indexed, keep_chunks=keep)
-    if sessions is not None:
-        pending += _read_changed_sessions(store, sessions, config, report, session_gate)
-    total_chunks = sum(item.chunk_count for item in pending)
+    def changed_sessions() -> Iterator[_PendingFile]:
+        if sessions is not None:
+            yield from _read_changed_sessions(store, sessions, config, report, session_gate)
+
+    pending: Iterable[_PendingFile]
+    if progress is None and chunk_progress is None:
+        # nobody asks for totals: one pass, each file read once and written with its group, so memory holds
+        # one group of chunks whatever the number of files
+        pending = itertools.chain(_iter_changed(store, files, config, report, indexed), changed_sessions())
+        total_chunks = pending_files = 0
+    else:
+        keep = _changed_bytes(files, indexed) <= STREAM_ABOVE_BYTES
+        listed = _read_changed(store, files, config, report, indexed, keep_chunks=keep) + list(changed_sessions())
+        total_chunks = sum(item.chunk_count for item in listed)
+        pending, pending_files = listed, len(listed)
     chunks_done = 0
 
     def on_chunks(count: int) -> None:
@@ -622,7 +643,7 @@ def incremental_sync(
         store.ensure_vector_table(provider.dims)
     done = 0
     if progress:
-        progress(0, len(pending), "indexing")
+        progress(0, pending_files, "indexing")
     for lazy_group in _windows(pending, EMBED_WINDOW_CHUNKS):
         group = [ready for item in lazy_group if (ready := _reread(item, config, report)) is not None]
         vectors = _embed_or_defer(
@@ -641,7 +662,7 @@ def incremental_sync(
             report.files_indexed += 1
             report.chunks_indexed += len(item.chunks)
             if progress:
-                progress(done, len(pending), item.file.path)
+                progress(done, pending_files, item.file.path)
             if provider is None:
                 on_chunks(len(item.chunks))
 
