@@ -59,7 +59,8 @@ class LeaningProvider:
 
 def _top_path(index, provider, centering: float | None) -> str:
     cfg = index.config.query.model_copy(update={"centering": centering})
-    response = run_search(index.store, provider, provider.model, cfg, "what did we decide", ["memory"], 2, 0.0, "vector")
+    query = "what did we decide"
+    response = run_search(index.store, provider, provider.model, cfg, query, ["memory"], 2, 0.0, "vector")
     return response.results[0].path
 
 
