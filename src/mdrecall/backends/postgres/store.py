@@ -20,7 +20,7 @@ from ...fts_query import _quote
 from ...store import ChunkRow, FileRow, FtsState, SearchRow, VectorState, now_ms
 from ...store import _windows_of as windows_of  # one vector or a (windows, dims) matrix -> matrix
 from .keyword import BM25_SQL, chunk_terms, translate
-from .schema import build_hnsw_index, has_hnsw_index, vector_expression
+from .schema import DEFAULT_BUILD_MEMORY_MB, build_hnsw_index, has_hnsw_index, vector_expression
 
 META_KEY = "memory_index_meta_v1"
 ACTIVE = "active"
@@ -43,6 +43,7 @@ class PgStore:
         conn: Any = None,
         ef_search: int = 200,
         hnsw_min_vectors: int = HNSW_MIN_VECTORS,
+        hnsw_build_memory_mb: int = DEFAULT_BUILD_MEMORY_MB,
     ) -> None:
         self.pool = pool
         self.index_id = index_id
@@ -50,6 +51,7 @@ class PgStore:
         self.conn = conn
         self.ef_search = ef_search
         self.hnsw_min_vectors = hnsw_min_vectors
+        self.hnsw_build_memory_mb = hnsw_build_memory_mb
         self.tuned_ef = 0  # ef_search already in force on the bound connection's transaction
         self.fts = FtsState(enabled=True, available=True)
         self.vector = VectorState(enabled=True, available=True, extension_path="pgvector")
@@ -230,7 +232,9 @@ class PgStore:
             count, low, high = int(row[0]), row[1], row[2]
             if count < max(1, self.hnsw_min_vectors) or low != high:  # one model, one width per generation
                 return False
-            return build_hnsw_index(conn, gen, int(low), concurrently=concurrently)
+            return build_hnsw_index(
+                conn, gen, int(low), concurrently=concurrently, count=count, memory_cap_mb=self.hnsw_build_memory_mb
+            )
 
     # -- vectors pending (chunks written keyword-only while the embedding provider was down) -------------
 
