@@ -120,6 +120,39 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
 $fn$;
 """,
     ),
+    (
+        4,
+        """
+-- The keyword side's inverted index: one posting (term, chunk, term frequency, chunk length) per distinct
+-- term of a chunk, read through a covering index, so BM25 of a query of plain words touches neither the
+-- chunks nor their tsvectors (keyword.BM25_POSTINGS_SQL). Chunks get a compact surrogate key for it.
+CREATE SEQUENCE mdrecall_chunk_rid AS bigint;
+ALTER TABLE mdrecall_chunks ADD COLUMN rid bigint;
+UPDATE mdrecall_chunks SET rid = nextval('mdrecall_chunk_rid');
+ALTER TABLE mdrecall_chunks ALTER COLUMN rid SET DEFAULT nextval('mdrecall_chunk_rid'),
+  ALTER COLUMN rid SET NOT NULL;
+CREATE UNIQUE INDEX mdrecall_chunks_rid ON mdrecall_chunks (rid);
+-- No foreign key: a check per posting would slow every load; a generation's postings go with it (trigger).
+CREATE TABLE mdrecall_postings (
+  generation bigint NOT NULL,
+  term text NOT NULL,
+  rid bigint NOT NULL,
+  tf integer NOT NULL,
+  doc_len integer NOT NULL
+);
+CREATE INDEX mdrecall_postings_term ON mdrecall_postings (generation, term, rid) INCLUDE (tf, doc_len);
+INSERT INTO mdrecall_postings(generation, term, rid, tf, doc_len)
+  SELECT c.generation, u.lexeme, c.rid, cardinality(u.positions), c.doc_len FROM mdrecall_chunks c, unnest(c.tsv) u;
+CREATE FUNCTION mdrecall_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  DELETE FROM mdrecall_postings WHERE generation IN (SELECT id FROM gone);
+  RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER mdrecall_generations_postings AFTER DELETE ON mdrecall_generations
+  REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION mdrecall_drop_postings();
+""",
+    ),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
