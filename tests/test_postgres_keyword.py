@@ -66,7 +66,7 @@ def _corpus(ws: Path, files: int = 40) -> None:
 
 def _answers(index: PostgresIndex, fast: bool, sources: list[str], limit: int) -> dict[str, list]:
     store = index.store
-    store.keyword_fast = fast
+    store.keyword_fast = fast  # this store only (the class default stays)
     model = index.provider.model
     return {
         q: [(r.id, r.path, r.start_line, r.score) for r in store.keyword_search(q, model, sources, limit)]

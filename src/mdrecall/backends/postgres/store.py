@@ -35,6 +35,8 @@ HNSW_MIN_VECTORS = 10_000
 class PgStore:
     """Rows of one generation of one index (`index_id`); `generation=ACTIVE` follows the live generation."""
 
+    keyword_fast = True  # False: every keyword query through BM25_SQL (the reference, in tests and the bench)
+
     def __init__(
         self,
         pool: Any,
@@ -52,7 +54,6 @@ class PgStore:
         self.ef_search = ef_search
         self.hnsw_min_vectors = hnsw_min_vectors
         self.hnsw_build_memory_mb = hnsw_build_memory_mb
-        self.keyword_fast = True  # False: every query through BM25_SQL (the reference, in tests and bench)
         self.tuned_ef = 0  # ef_search already in force on the bound connection's transaction
         self.fts = FtsState(enabled=True, available=True)
         self.vector = VectorState(enabled=True, available=True, extension_path="pgvector")
