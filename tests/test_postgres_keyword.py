@@ -1,9 +1,9 @@
-"""The Postgres keyword side's fast paths against its reference, on the real embedded server.
+"""The Postgres keyword side's fast path against its reference, on the real embedded server.
 
-`PgStore.keyword_search` answers plain words from the postings (`BM25_POSTINGS_SQL`) and OR queries with
-phrases in one pass (`BM25_OR_SQL`); `BM25_SQL` (per-row BM25 over the tsvectors) is the reference, and
-`keyword_fast = False` forces it. Both must give the same rows, order and scores, and the postings must
-follow every write: inserts, a changed file's rows replaced, a deleted file, a full reindex.
+`PgStore.keyword_search` answers plain words from the postings (`BM25_POSTINGS_SQL`); `BM25_SQL` (per-row
+BM25 over the tsvectors) answers the rest and is the reference: `keyword_fast = False` forces it. Both must
+give the same rows, order and scores, and the postings must follow every write: inserts, a changed file's
+rows replaced, a deleted file, a full reindex.
 """
 
 from __future__ import annotations

@@ -233,45 +233,6 @@ ORDER BY r.rank ASC, r.id
 """
 
 
-# An OR of units with a phrase among them (an identifier's phrase, an expanded query holding one) in ONE pass over
-# the chunks holding any unit: each row's term frequencies are read once (a lateral unnest, not a correlated
-# subquery per row), the document frequencies are counted from the same rows (a chunk holds a unit iff it
-# matches it, so no separate scan per unit), and BM25 sums over the (row, unit) pairs. Same scores and order
-# as `BM25_SQL` (tests/test_postgres_keyword.py checks it), ~10 % less server CPU.
-BM25_OR_SQL = f"""
-WITH stats AS MATERIALIZED (
-  SELECT n_chunks::float8 AS n, CASE WHEN n_chunks > 0 THEN total_len::float8 / n_chunks ELSE 1 END AS avgdl
-  FROM mdrecall_generations WHERE id = %(gen)s
-),
-m AS MATERIALIZED (
-  SELECT c.id, c.doc_len, (c.model = %(model)s AND c.source = ANY(%(sources)s)) AS wanted, x.key, x.tf
-  FROM mdrecall_chunks c,
-  LATERAL (SELECT u.lexeme AS key, cardinality(u.positions)::float8 AS tf
-           FROM unnest(ts_filter(setweight(c.tsv, 'A', %(terms)s::text[]), '{{a}}')) u
-           UNION ALL
-           SELECT p.key, mdrecall_phrase_tf(c.tsv, string_to_array(p.key, ' '))::float8
-           FROM unnest(%(phrases)s::text[]) AS p(key)) x
-  WHERE c.generation = %(gen)s AND c.tsv @@ %(tsquery)s::tsquery AND x.tf > 0
-),
-idf AS MATERIALIZED (
-  SELECT m.key, GREATEST(ln((s.n - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
-  FROM m, stats s GROUP BY m.key, s.n
-),
-ranked AS (
-  SELECT m.id, -sum(i.idf * (m.tf * {BM25_K1 + 1}) /
-                   (m.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * m.doc_len / s.avgdl))) AS rank
-  FROM m JOIN idf i ON i.key = m.key, stats s
-  WHERE m.wanted
-  GROUP BY m.id
-  ORDER BY rank ASC, m.id
-  LIMIT %(limit)s
-)
-SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, r.rank
-FROM ranked r JOIN mdrecall_chunks c ON c.generation = %(gen)s AND c.id = r.id
-ORDER BY r.rank ASC, r.id
-"""
-
-
 # An OR or an AND of plain words (the keyword-only expanded query, the hybrid side's query, most identifiers):
 # BM25 from `mdrecall_postings` alone, through its covering index (generation, term, rid) INCLUDE (tf,
 # doc_len): document frequencies are the postings' counts, scores sum over each chunk's postings, an AND keeps

@@ -19,7 +19,7 @@ from ...chunk_context import with_context
 from ...fts_query import _quote
 from ...store import ChunkRow, FileRow, FtsState, SearchRow, VectorState, now_ms
 from ...store import _windows_of as windows_of  # one vector or a (windows, dims) matrix -> matrix
-from .keyword import BM25_OR_SQL, BM25_POSTINGS_SQL, BM25_SQL, KeywordQuery, chunk_terms, translate
+from .keyword import BM25_POSTINGS_SQL, BM25_SQL, KeywordQuery, chunk_terms, translate
 from .schema import DEFAULT_BUILD_MEMORY_MB, build_hnsw_index, has_hnsw_index, vector_expression
 
 META_KEY = "memory_index_meta_v1"
@@ -390,8 +390,8 @@ class PgStore:
         """An FTS5 MATCH string, run as tsquery + BM25; `score` is FTS5's bm25 rank (lower is better).
 
         Plain words (an OR or an AND of them: what search sends, bar phrases) are scored from the postings
-        (`BM25_POSTINGS_SQL`); phrases in an OR in one pass over the matching chunks (`BM25_OR_SQL`); any
-        other shape (NOT, prefixes, mixed AND / OR) by `BM25_SQL`. All three give the same scores."""
+        (`BM25_POSTINGS_SQL`); phrases and other shapes (NOT, prefixes, mixed AND / OR) per matching row
+        by `BM25_SQL`. Both give the same scores."""
         query = translate(fts_query)
         if query.tsquery is None or limit <= 0:
             return []
@@ -412,8 +412,7 @@ class PgStore:
             if self.keyword_fast and query.plain_words:
                 rows = self._postings_search(conn, query, params)
             else:
-                sql = BM25_OR_SQL if self.keyword_fast and query.shape == "or" else BM25_SQL
-                rows = [tuple(r) for r in conn.execute(sql, params).fetchall()]
+                rows = [tuple(r) for r in conn.execute(BM25_SQL, params).fetchall()]
         return [SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(r[6])) for r in rows]
 
     def _postings_search(self, conn: Any, query: KeywordQuery, params: dict[str, Any]) -> list[tuple[Any, ...]]:
