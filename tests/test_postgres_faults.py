@@ -45,8 +45,19 @@ def _rows(index: PostgresIndex) -> tuple[int, int, int, int]:
     return int(chunks), int(ids), int(postings), int(expected)
 
 
-def test_server_gone_mid_incremental_sync(pg_server, monkeypatch, tmp_path, workspace):
-    monkeypatch.setenv("MDRECALL_POSTGRES_DSN", pg_server.dsn)
+@pytest.fixture
+def durable_dsn(pg_server):
+    """A database of its own whose sessions commit durably. The session's server runs with
+    synchronous_commit=off (speed), and an immediate stop is a crash: it could lose the last commits, which
+    is not what a real server (default: on) does. A database setting outranks the server's command line."""
+    dsn = pg_server.fresh_database("mdrecall_faults")
+    with psycopg.connect(pg_server.dsn, autocommit=True) as conn:
+        conn.execute("ALTER DATABASE mdrecall_faults SET synchronous_commit = on")
+    return dsn
+
+
+def test_server_gone_mid_incremental_sync(durable_dsn, pg_server, monkeypatch, tmp_path, workspace):
+    monkeypatch.setenv("MDRECALL_POSTGRES_DSN", durable_dsn)
     for i in range(30):
         write(workspace, f"memory/log-{i:02d}.md", f"# Log {i}\n\nroutine entry {i} about the gateway\n")
     index = _index(workspace, tmp_path / "state")
@@ -63,7 +74,7 @@ def test_server_gone_mid_incremental_sync(pg_server, monkeypatch, tmp_path, work
             with pytest.raises(PostgresUnavailableError) as caught:
                 index.sync(progress=pull_the_plug)
             message = str(caught.value)
-            assert "\n" not in message and pg_server.dsn not in message
+            assert "\n" not in message and durable_dsn not in message
             down = index.search("zeppelin rollout", mode="hybrid")
             assert "unavailable" in (down.notice or "")  # the fallback says it is one
         finally:
