@@ -396,6 +396,7 @@ def _exact_top(conn: Any, gen: int, query: np.ndarray, k: int) -> list[str]:
 def _shared_server(server_dsn: str, words: list[str], work: Path) -> dict[str, Any]:
     """A small agent beside the big one: its own search path (partial HNSW / exact scan) vs one global graph."""
     from mdrecall.backends.postgres import PostgresIndex
+    from mdrecall.backends.postgres.schema import build_memory
 
     (work / "ws-small").mkdir(exist_ok=True)
     settings = resolve_settings(
@@ -433,9 +434,11 @@ def _shared_server(server_dsn: str, words: list[str], work: Path) -> dict[str, A
     result["own_partial_hnsw"] = measure("small agent, its own partial HNSW")
     conn.execute(f"DROP INDEX mdrecall_vectors_hnsw_g{int(gen)}")
     started = time.perf_counter()
-    conn.execute(
-        "CREATE INDEX bench_global_hnsw ON mdrecall_vectors USING hnsw ((embedding::vector(384)) vector_cosine_ops)"
-    )
+    total = int(conn.execute("SELECT count(*) FROM mdrecall_vectors").fetchone()[0])
+    with build_memory(conn, total, DIMS):  # the same memory as an agent's own graph gets
+        conn.execute(
+            "CREATE INDEX bench_global_hnsw ON mdrecall_vectors USING hnsw ((embedding::vector(384)) vector_cosine_ops)"
+        )
     result["global_hnsw_build_seconds"] = round(time.perf_counter() - started, 1)
     conn.execute("ANALYZE mdrecall_vectors")
     result["global_hnsw"] = measure("small agent, one graph over every agent (iterative scan)")
