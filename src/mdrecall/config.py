@@ -112,6 +112,9 @@ class PostgresStoreConfig(_Section):
     # An index (one agent's generation) gets its own HNSW graph (a partial index) once it holds this many
     # vectors; below, vector search scans its rows exactly (fast at that size, and equal to SQLite's).
     hnsw_min_vectors: int = Field(10_000, ge=1)
+    # The HNSW build raises its session's maintenance_work_mem to what the graph needs (up to this many MB):
+    # a graph that outgrows it is finished on disk, many times slower (pgvector says so in a notice).
+    hnsw_build_memory_mb: int = Field(4096, ge=64, le=1_048_576)
 
 
 class StoreConfig(_Section):
@@ -256,6 +259,9 @@ class QueryConfig(_Section):
     max_injected_chars: int = Field(4000, ge=1)
     # overlapping chunks of one file in the results come back as one result (search.merge_overlapping)
     merge_overlapping: bool = True
+    # share of the model's empty-text direction taken out of the query vector (centering.py); unset = the
+    # model's calibrated share (multilingual-e5-small 0.45, other models 0); 0 = the spec's plain query vector
+    centering: float | None = Field(None, ge=0, le=1)
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
     mmr: MmrConfig = Field(default_factory=MmrConfig)

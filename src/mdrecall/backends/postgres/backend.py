@@ -198,7 +198,11 @@ class PostgresIndex(MemoryIndex):
         return False
 
     def _store_options(self) -> dict[str, int]:
-        return {"ef_search": self.pg.ef_search, "hnsw_min_vectors": self.pg.hnsw_min_vectors}
+        return {
+            "ef_search": self.pg.ef_search,
+            "hnsw_min_vectors": self.pg.hnsw_min_vectors,
+            "hnsw_build_memory_mb": self.pg.hnsw_build_memory_mb,
+        }
 
     @property
     def store(self) -> PgStore:  # type: ignore[override]

@@ -73,6 +73,13 @@ class KeywordQuery:
     tsquery: str | None
     terms: list[str] = field(default_factory=list)
     phrases: list[tuple[str, ...]] = field(default_factory=list)
+    # "or": an OR of its units only (one unit counts as one); "and": an AND of its units only; "" otherwise
+    shape: str = ""
+
+    @property
+    def plain_words(self) -> bool:
+        """An OR or an AND of single words: `BM25_POSTINGS_SQL` answers it from the postings alone."""
+        return self.shape in ("or", "and") and not self.phrases
 
     @property
     def phrase_keys(self) -> list[str]:
@@ -91,6 +98,7 @@ class _Parser:
         self.pos = 0
         self.terms: list[str] = []
         self.phrases: list[tuple[str, ...]] = []
+        self.ops: set[str] = set()  # "or", "and", "not", "prefix": which shapes `KeywordQuery.shape` can take
 
     def peek(self) -> str | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
@@ -106,6 +114,8 @@ class _Parser:
             self.take()
             parts.append(self.parse_and())
         kept = [p for p in parts if p]
+        if len(kept) > 1:
+            self.ops.add("or")
         return None if not kept else kept[0] if len(kept) == 1 else "(" + " | ".join(kept) + ")"
 
     def parse_and(self) -> str | None:
@@ -115,6 +125,8 @@ class _Parser:
                 self.take()
             parts.append(self.parse_not())
         kept = [p for p in parts if p]
+        if len(kept) > 1:
+            self.ops.add("and")
         return None if not kept else kept[0] if len(kept) == 1 else "(" + " & ".join(kept) + ")"
 
     def parse_not(self) -> str | None:
@@ -123,6 +135,7 @@ class _Parser:
             self.take()
             right = self.parse_atom()
             if right and left:
+                self.ops.add("not")
                 left = f"({left} & !{right})"
         return left
 
@@ -155,6 +168,7 @@ class _Parser:
             self.phrases.append(tuple(words))
         lexemes = [_lexeme(w) for w in words]
         if prefix:
+            self.ops.add("prefix")
             lexemes[-1] += ":*"
         return lexemes[0] if len(lexemes) == 1 else "(" + " <-> ".join(lexemes) + ")"
 
@@ -163,7 +177,9 @@ def translate(match: str) -> KeywordQuery:
     """FTS5 MATCH string -> tsquery text and the terms that BM25 scores."""
     parser = _Parser(_split(match))
     expression = parser.parse_or()
-    return KeywordQuery(expression, list(dict.fromkeys(parser.terms)), list(dict.fromkeys(parser.phrases)))
+    ops = parser.ops
+    shape = "or" if not ops - {"or"} else "and" if ops == {"and"} else ""
+    return KeywordQuery(expression, list(dict.fromkeys(parser.terms)), list(dict.fromkeys(parser.phrases)), shape)
 
 
 def _split(match: str) -> list[str]:
@@ -214,4 +230,49 @@ ranked AS (
 SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, r.rank
 FROM ranked r JOIN mdrecall_chunks c ON c.generation = %(gen)s AND c.id = r.id
 ORDER BY r.rank ASC, r.id
+"""
+
+
+# An OR or an AND of plain words (the keyword-only expanded query, the hybrid side's query, most identifiers):
+# BM25 from `mdrecall_postings` alone, through its covering index (generation, term, rid) INCLUDE (tf,
+# doc_len): document frequencies are the postings' counts, scores sum over each chunk's postings, an AND keeps
+# the chunks holding every word. Only the best `k` chunks (and those tied with the k-th) are joined to
+# `mdrecall_chunks`, for their text and the model / source filter; the last row carries how many chunks were
+# scored, so the caller widens `k` when the filter left fewer than `limit` (`PgStore._postings_search`).
+# Same scores and order as `BM25_SQL`.
+BM25_POSTINGS_SQL = f"""
+WITH p AS MATERIALIZED (
+  SELECT term, rid, tf::float8 AS tf, doc_len FROM mdrecall_postings
+  WHERE generation = %(gen)s AND term = ANY(%(terms)s::text[])
+),
+stats AS MATERIALIZED (
+  SELECT n_chunks::float8 AS n, CASE WHEN n_chunks > 0 THEN total_len::float8 / n_chunks ELSE 1 END AS avgdl
+  FROM mdrecall_generations WHERE id = %(gen)s
+),
+idf AS MATERIALIZED (
+  SELECT p.term, GREATEST(ln((s.n - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
+  FROM p, stats s GROUP BY p.term, s.n
+),
+scored AS MATERIALIZED (
+  SELECT p.rid, -sum(i.idf * (p.tf * {BM25_K1 + 1}) /
+                    (p.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * p.doc_len / s.avgdl))) AS rank
+  FROM p JOIN idf i ON i.term = p.term, stats s
+  GROUP BY p.rid
+  HAVING NOT %(all_terms)s OR count(*) = cardinality(%(terms)s::text[])
+),
+cut AS (SELECT rank FROM scored ORDER BY rank ASC OFFSET %(k)s - 1 LIMIT 1),
+picked AS (
+  SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, t.rank
+  FROM scored t JOIN mdrecall_chunks c ON c.rid = t.rid
+  WHERE t.rank <= coalesce((SELECT rank FROM cut), 'infinity'::float8)
+    AND c.generation = %(gen)s AND c.model = %(model)s AND c.source = ANY(%(sources)s)
+  ORDER BY t.rank ASC, c.id
+  LIMIT %(limit)s
+)
+SELECT * FROM (
+  SELECT 0 AS part, id, path, source, start_line, end_line, text, rank, 0::bigint AS scored FROM picked
+  UNION ALL
+  SELECT 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*) FROM scored
+) answer
+ORDER BY part, rank ASC, id
 """

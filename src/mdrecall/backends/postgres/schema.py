@@ -8,6 +8,8 @@ Add a migration by appending (version, sql) to MIGRATIONS; never edit an applied
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 SCHEMA_LOCK_KEY = 0x6D647263616C6C  # "mdrcall": one migrator at a time per server
@@ -118,6 +120,39 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
 $fn$;
 """,
     ),
+    (
+        4,
+        """
+-- The keyword side's inverted index: one posting (term, chunk, term frequency, chunk length) per distinct
+-- term of a chunk, read through a covering index, so BM25 of a query of plain words touches neither the
+-- chunks nor their tsvectors (keyword.BM25_POSTINGS_SQL). Chunks get a compact surrogate key for it.
+CREATE SEQUENCE mdrecall_chunk_rid AS bigint;
+ALTER TABLE mdrecall_chunks ADD COLUMN rid bigint;
+UPDATE mdrecall_chunks SET rid = nextval('mdrecall_chunk_rid');
+ALTER TABLE mdrecall_chunks ALTER COLUMN rid SET DEFAULT nextval('mdrecall_chunk_rid'),
+  ALTER COLUMN rid SET NOT NULL;
+CREATE UNIQUE INDEX mdrecall_chunks_rid ON mdrecall_chunks (rid);
+-- No foreign key: a check per posting would slow every load; a generation's postings go with it (trigger).
+CREATE TABLE mdrecall_postings (
+  generation bigint NOT NULL,
+  term text NOT NULL,
+  rid bigint NOT NULL,
+  tf integer NOT NULL,
+  doc_len integer NOT NULL
+);
+CREATE INDEX mdrecall_postings_term ON mdrecall_postings (generation, term, rid) INCLUDE (tf, doc_len);
+INSERT INTO mdrecall_postings(generation, term, rid, tf, doc_len)
+  SELECT c.generation, u.lexeme, c.rid, cardinality(u.positions), c.doc_len FROM mdrecall_chunks c, unnest(c.tsv) u;
+CREATE FUNCTION mdrecall_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  DELETE FROM mdrecall_postings WHERE generation IN (SELECT id FROM gone);
+  RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER mdrecall_generations_postings AFTER DELETE ON mdrecall_generations
+  REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION mdrecall_drop_postings();
+""",
+    ),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
@@ -171,7 +206,47 @@ def has_hnsw_index(conn: Any, generation: int) -> bool:
     return bool(conn.execute("SELECT to_regclass(%s) IS NOT NULL", (hnsw_index_name(generation),)).fetchone()[0])
 
 
-def build_hnsw_index(conn: Any, generation: int, dims: int, concurrently: bool = True) -> bool:
+HNSW_M = 16  # pgvector's defaults (m, ef_construction), kept: see docs/postgres.md, "Speed"
+DEFAULT_BUILD_MEMORY_MB = 4096
+
+
+def hnsw_graph_bytes(count: int, dims: int, m: int = HNSW_M) -> int:
+    """What pgvector's in-memory build needs for `count` vectors: each element's value (halfvec above 2,000
+    dims), its layer-0 neighbours (2m candidates of 16 bytes), upper layers (~m/(m-1) more) and its header.
+    25 % headroom: a graph that outgrows maintenance_work_mem is finished on disk, many times slower."""
+    value = 8 + dims * (4 if dims <= 2000 else 2)
+    neighbours = (2 * m + m // max(1, m - 1) * m) * 16 + 64
+    return int(count * (value + neighbours + 160) * 1.25)
+
+
+@contextlib.contextmanager
+def build_memory(conn: Any, count: int, dims: int, cap_mb: int = DEFAULT_BUILD_MEMORY_MB) -> Iterator[None]:
+    """Raise this session's maintenance_work_mem to what the graph needs (up to `cap_mb`, never lowered),
+    for the build only. Session level (SET, then back): CREATE INDEX CONCURRENTLY cannot run in a
+    transaction block, so SET LOCAL is not an option."""
+    current_kb = int(
+        conn.execute("SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem'").fetchone()[0]
+    )
+    wanted_kb = min(hnsw_graph_bytes(count, dims) // 1024 + 1, int(cap_mb) * 1024)
+    if wanted_kb <= current_kb:
+        yield
+        return
+    conn.execute(f"SET maintenance_work_mem = '{int(wanted_kb)}kB'")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):  # the connection may be gone; the pool discards it then
+            conn.execute(f"SET maintenance_work_mem = '{current_kb}kB'")
+
+
+def build_hnsw_index(
+    conn: Any,
+    generation: int,
+    dims: int,
+    concurrently: bool = True,
+    count: int = 0,
+    memory_cap_mb: int = DEFAULT_BUILD_MEMORY_MB,
+) -> bool:
     """An HNSW index over one generation's windows only (a partial index: `WHERE generation = N`).
 
     Why per generation rather than one over every agent's rows: a search reads one generation, so a shared
@@ -179,16 +254,18 @@ def build_hnsw_index(conn: Any, generation: int, dims: int, concurrently: bool =
     small share); a partial graph holds only the rows a search may return, is built once after a full
     reindex's bulk load (much faster than row-by-row inserts into a graph), and goes with its generation.
     `conn` must be in autocommit mode when `concurrently` (other agents keep writing during the build).
+    `count` (the generation's vectors) sizes the session's maintenance_work_mem for the build (`build_memory`).
     Returns whether an index was built.
     """
     if has_hnsw_index(conn, generation):
         return False
     expression, opclass = vector_expression(dims)
     how = "CONCURRENTLY " if concurrently else ""
-    conn.execute(
-        f"CREATE INDEX {how}IF NOT EXISTS {hnsw_index_name(generation)} ON mdrecall_vectors "
-        f"USING hnsw (({expression}) {opclass}) WHERE generation = {int(generation)}"
-    )
+    with build_memory(conn, count, dims, memory_cap_mb):
+        conn.execute(
+            f"CREATE INDEX {how}IF NOT EXISTS {hnsw_index_name(generation)} ON mdrecall_vectors "
+            f"USING hnsw (({expression}) {opclass}) WHERE generation = {int(generation)}"
+        )
     return True
 
 

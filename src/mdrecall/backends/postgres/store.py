@@ -19,8 +19,8 @@ from ...chunk_context import with_context
 from ...fts_query import _quote
 from ...store import ChunkRow, FileRow, FtsState, SearchRow, VectorState, now_ms
 from ...store import _windows_of as windows_of  # one vector or a (windows, dims) matrix -> matrix
-from .keyword import BM25_SQL, chunk_terms, translate
-from .schema import build_hnsw_index, has_hnsw_index, vector_expression
+from .keyword import BM25_POSTINGS_SQL, BM25_SQL, KeywordQuery, chunk_terms, translate
+from .schema import DEFAULT_BUILD_MEMORY_MB, build_hnsw_index, has_hnsw_index, vector_expression
 
 META_KEY = "memory_index_meta_v1"
 ACTIVE = "active"
@@ -35,6 +35,8 @@ HNSW_MIN_VECTORS = 10_000
 class PgStore:
     """Rows of one generation of one index (`index_id`); `generation=ACTIVE` follows the live generation."""
 
+    keyword_fast = True  # False: every keyword query through BM25_SQL (the reference, in tests and the bench)
+
     def __init__(
         self,
         pool: Any,
@@ -43,6 +45,7 @@ class PgStore:
         conn: Any = None,
         ef_search: int = 200,
         hnsw_min_vectors: int = HNSW_MIN_VECTORS,
+        hnsw_build_memory_mb: int = DEFAULT_BUILD_MEMORY_MB,
     ) -> None:
         self.pool = pool
         self.index_id = index_id
@@ -50,6 +53,7 @@ class PgStore:
         self.conn = conn
         self.ef_search = ef_search
         self.hnsw_min_vectors = hnsw_min_vectors
+        self.hnsw_build_memory_mb = hnsw_build_memory_mb
         self.tuned_ef = 0  # ef_search already in force on the bound connection's transaction
         self.fts = FtsState(enabled=True, available=True)
         self.vector = VectorState(enabled=True, available=True, extension_path="pgvector")
@@ -174,9 +178,11 @@ class PgStore:
             gen = self.generation(conn)
             conn.execute(
                 "WITH gone AS (DELETE FROM mdrecall_chunks WHERE generation = %(gen)s AND path = %(path)s "
-                "AND source = %(source)s RETURNING id, doc_len), "
+                "AND source = %(source)s RETURNING id, rid, tsv, doc_len), "
                 "vectors AS (DELETE FROM mdrecall_vectors v USING gone "
-                "WHERE v.generation = %(gen)s AND v.chunk_id = gone.id) "
+                "WHERE v.generation = %(gen)s AND v.chunk_id = gone.id), "
+                "postings AS (DELETE FROM mdrecall_postings p USING gone, unnest(gone.tsv) u "
+                "WHERE p.generation = %(gen)s AND p.term = u.lexeme AND p.rid = gone.rid) "
                 "UPDATE mdrecall_generations SET n_chunks = n_chunks - (SELECT count(*) FROM gone), "
                 "total_len = total_len - (SELECT coalesce(sum(doc_len), 0) FROM gone) WHERE id = %(gen)s",
                 {"gen": gen, "path": path, "source": source},
@@ -207,6 +213,12 @@ class PgStore:
                         for row, windows in vectors:
                             for i, window in enumerate(() if windows is None else windows):
                                 copy.write_row((gen, row.id, i, row.model, row.source, len(window), window))
+            conn.execute(  # the keyword postings, cut from the tsvectors just written (no second encoding)
+                "INSERT INTO mdrecall_postings(generation, term, rid, tf, doc_len) "
+                "SELECT c.generation, u.lexeme, c.rid, cardinality(u.positions), c.doc_len "
+                "FROM mdrecall_chunks c, unnest(c.tsv) u WHERE c.generation = %s AND c.id = ANY(%s)",
+                (gen, [row.id for row in rows]),
+            )
             conn.execute(
                 "UPDATE mdrecall_generations SET n_chunks = n_chunks + %s, total_len = total_len + %s WHERE id = %s",
                 (len(rows), total_len, gen),
@@ -230,7 +242,9 @@ class PgStore:
             count, low, high = int(row[0]), row[1], row[2]
             if count < max(1, self.hnsw_min_vectors) or low != high:  # one model, one width per generation
                 return False
-            return build_hnsw_index(conn, gen, int(low), concurrently=concurrently)
+            return build_hnsw_index(
+                conn, gen, int(low), concurrently=concurrently, count=count, memory_cap_mb=self.hnsw_build_memory_mb
+            )
 
     # -- vectors pending (chunks written keyword-only while the embedding provider was down) -------------
 
@@ -373,28 +387,45 @@ class PgStore:
     # -- queries -----------------------------------------------------------------------------------
 
     def keyword_search(self, fts_query: str, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
-        """An FTS5 MATCH string, run as tsquery + BM25; `score` is FTS5's bm25 rank (lower is better)."""
+        """An FTS5 MATCH string, run as tsquery + BM25; `score` is FTS5's bm25 rank (lower is better).
+
+        Plain words (an OR or an AND of them: what search sends, bar phrases) are scored from the postings
+        (`BM25_POSTINGS_SQL`); phrases and other shapes (NOT, prefixes, mixed AND / OR) per matching row
+        by `BM25_SQL`. Both give the same scores."""
         query = translate(fts_query)
-        if query.tsquery is None:
+        if query.tsquery is None or limit <= 0:
             return []
         with self._connection() as conn:
             gen = self.generation(conn)
             if gen is None:
                 return []
-            rows = conn.execute(
-                BM25_SQL,
-                {
-                    "terms": query.terms,
-                    "phrases": query.phrase_keys,
-                    "phrase_tsq": query.phrase_tsqueries,
-                    "gen": gen,
-                    "model": model,
-                    "sources": list(sources),
-                    "tsquery": query.tsquery,
-                    "limit": limit,
-                },
-            ).fetchall()
+            params = {
+                "terms": query.terms,
+                "phrases": query.phrase_keys,
+                "phrase_tsq": query.phrase_tsqueries,
+                "gen": gen,
+                "model": model,
+                "sources": list(sources),
+                "tsquery": query.tsquery,
+                "limit": limit,
+            }
+            if self.keyword_fast and query.plain_words:
+                rows = self._postings_search(conn, query, params)
+            else:
+                rows = [tuple(r) for r in conn.execute(BM25_SQL, params).fetchall()]
         return [SearchRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(r[6])) for r in rows]
+
+    def _postings_search(self, conn: Any, query: KeywordQuery, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """The best `limit` chunks by BM25 from the postings; the candidate cut widens while the model /
+        source filter leaves fewer than `limit` and more scored chunks exist."""
+        params = {**params, "all_terms": query.shape == "and" and len(query.terms) > 1}
+        k = params["limit"]
+        while True:
+            rows = conn.execute(BM25_POSTINGS_SQL, {**params, "k": k}).fetchall()
+            hits, scored = [tuple(r[1:8]) for r in rows if r[0] == 0], int(rows[-1][8])
+            if len(hits) >= params["limit"] or k >= scored:
+                return hits
+            k *= 4
 
     @contextlib.contextmanager
     def _vector_settings(self, conn: Any, k: int) -> Iterator[None]:
