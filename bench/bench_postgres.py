@@ -452,6 +452,26 @@ def _shared_server(server_dsn: str, words: list[str], work: Path) -> dict[str, A
     return result
 
 
+def _server_settings(dsn: str) -> dict[str, str]:
+    """The settings in force on the server (not the ones asked for)."""
+    import psycopg
+
+    names = [
+        "shared_buffers",
+        "maintenance_work_mem",
+        "max_parallel_maintenance_workers",
+        "max_wal_size",
+        "synchronous_commit",
+        "fsync",
+        "work_mem",
+    ]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY(%s)", (names,)
+        ).fetchall()
+    return {name: value for name, value in rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100000,1000000")
@@ -462,12 +482,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "postgres.json")
     args = parser.parse_args(argv)
 
-    from postgres_server import EmbeddedPostgres, start_embedded_postgres
+    from postgres_server import FAST_SETTINGS, start_embedded_postgres
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill, too
 
-    EmbeddedPostgres.settings = BENCH_SETTINGS  # type: ignore[assignment]
-    server = start_embedded_postgres()
+    # (Earlier rounds assigned EmbeddedPostgres.settings, which a dataclass instance never reads: those runs
+    # had the server defaults, maintenance_work_mem 64 MB included. The settings in force are recorded now.)
+    server = start_embedded_postgres(settings=FAST_SETTINGS + BENCH_SETTINGS)
     SERVER_PID.append(int((server.pgdata / "postmaster.pid").read_text().split()[0]))
     os.environ["MDRECALL_POSTGRES_DSN"] = server.dsn
     words = _vocabulary()
@@ -485,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
         "dims": DIMS,
         "words_per_chunk": WORDS_PER_CHUNK,
         "batch": BATCH,
-        "postgres_settings": list(BENCH_SETTINGS),
+        "postgres_settings": _server_settings(server.dsn),
         "sizes": {},
     }
     try:
