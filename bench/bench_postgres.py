@@ -317,19 +317,32 @@ def _build_hnsw(store: Any, done: int, insert_seconds: float, budget: float) -> 
     return out
 
 
-def _recall(store: Any, provider: RandomProvider, seed: int = 11) -> dict[str, float]:
-    """Store-level vector search (top 10) against the exact answer, for 40 fixed random query vectors."""
+EF_SWEEP = (100, 200, 400, 1000)  # hnsw.ef_search values measured for recall (200 is mdrecall's default)
+
+
+def _recall(store: Any, provider: RandomProvider, seed: int = 11) -> dict[str, Any]:
+    """Store-level vector search (top 10) against the exact answer, for 40 fixed random query vectors, at the
+    default ef_search and across EF_SWEEP (store.postgres.efSearch trades latency for recall)."""
     conn = store.conn
     gen = store.generation(conn)
     queries = list(RandomProvider(seed).embed_batch([""] * QUERIES))  # the data's distribution
     truth = [_exact_top(conn, gen, q, 10) for q in queries]
-    times, recall = [], []
-    for q, want in zip(queries, truth, strict=True):
-        started = time.perf_counter()
-        got = [r.id for r in store.vector_search(q, provider.model, ["memory"], 10)]
-        times.append((time.perf_counter() - started) * 1000)
-        recall.append(len(set(got) & set(want)) / 10)
-    return {"store_p50_ms": round(statistics.median(times), 2), "recall_at_10": round(statistics.mean(recall), 4)}
+    default = store.ef_search
+    sweep: dict[str, dict[str, float]] = {}
+    for ef in EF_SWEEP:
+        store.ef_search, store.tuned_ef = ef, 0
+        times, recall = [], []
+        for q, want in zip(queries, truth, strict=True):
+            started = time.perf_counter()
+            got = [r.id for r in store.vector_search(q, provider.model, ["memory"], 10)]
+            times.append((time.perf_counter() - started) * 1000)
+            recall.append(len(set(got) & set(want)) / 10)
+        sweep[str(ef)] = {
+            "store_p50_ms": round(statistics.median(times), 2),
+            "recall_at_10": round(statistics.mean(recall), 4),
+        }
+    store.ef_search, store.tuned_ef = default, 0
+    return {**sweep[str(default)], "ef_search": default, "by_ef_search": sweep}
 
 
 def _run_backend(
