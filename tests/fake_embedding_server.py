@@ -99,6 +99,7 @@ class Reply:
     delay: float = 0.0
     dims: int | None = None
     drop: int = 0
+    headers: dict[str, str] | None = None  # extra response headers (e.g. Retry-After on a 429)
 
     @property
     def overrides_body(self) -> bool:
@@ -258,7 +259,7 @@ class FakeEmbeddingServer(LocalHttpServer):
         finally:
             with self._lock:
                 self._in_flight -= 1
-        self._send(handler, status, payload)
+        self._send(handler, status, payload, reply.headers if reply is not None else None)
 
     def _pop_script(self, route: str) -> Reply | None:
         for key in (route, "*"):
@@ -291,7 +292,9 @@ class FakeEmbeddingServer(LocalHttpServer):
             return None
         return 401, {"error": {"message": f"Incorrect API key provided: {sent}", "type": "invalid_request_error"}}
 
-    def _send(self, handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
+    def _send(
+        self, handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None
+    ) -> None:
         if isinstance(payload, str | bytes):
             data = payload.encode() if isinstance(payload, str) else payload
             content_type = "text/plain"
@@ -302,6 +305,8 @@ class FakeEmbeddingServer(LocalHttpServer):
             handler.send_response(status)
             handler.send_header("Content-Type", content_type)
             handler.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                handler.send_header(name, value)
             handler.end_headers()
             handler.wfile.write(data)
         except OSError:

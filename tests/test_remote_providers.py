@@ -341,3 +341,29 @@ def test_probe_reports_ok_dims_and_errors(fake_server: FakeEmbeddingServer) -> N
     outcome = provider.probe()
     assert outcome["ok"] is False and "HTTP 500" in outcome["error"]
     assert fake_server.count("embeddings") == 2  # no retries in a status probe
+
+
+def test_a_429_with_retry_after_waits_as_long_as_the_server_asks(fake_server: FakeEmbeddingServer) -> None:
+    sleeps = SleepRecorder()
+    limited = {"error": {"message": "Rate limit reached"}}
+    fake_server.script(
+        "embeddings",
+        Reply(status=429, json=limited, headers={"Retry-After": "3"}),
+        Reply(status=429, json=limited, headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}),  # in the past
+        Reply(status=503, json=limited, headers={"Retry-After": "86400"}),  # a day: capped
+    )
+    provider = openai(fake_server, options=fast(retry=RetryPolicy(attempts=4, sleep=sleeps)))
+    provider.embed_batch(["a"])
+    assert fake_server.count("embeddings") == 4
+    assert sleeps.delays[0] == 3.0  # longer than the backoff's 0.5 s: the server's word wins
+    assert 1.0 <= sleeps.delays[1] <= 1.2  # a date already past: the backoff stands
+    assert sleeps.delays[2] == 60.0  # never more than the policy's retry_after_cap
+
+
+def test_retry_after_parsing() -> None:
+    from mdrecall.embeddings.http import retry_after_seconds
+
+    assert retry_after_seconds(None) is None and retry_after_seconds("soon") is None
+    assert retry_after_seconds(" 2.5 ") == 2.5 and retry_after_seconds("-4") == 0.0
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
+    assert retry_after_seconds("86400") == 3600.0

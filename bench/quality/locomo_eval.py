@@ -507,15 +507,19 @@ CURVE = [0.0, 0.05, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5]
 
 
 LOCO_WINDOW_WEIGHTS = [0.0, 0.2, 0.3, 0.4, 0.5]
+LOCO_CENTERING = [0.0, 0.15, 0.3, 0.4, 0.45, 0.6]
 
 
 def run_loco(indexes: dict[str, MemoryIndex], questions: Sequence[Question]) -> dict[str, Any]:
-    """LOCO of the fusion's vector weight (text weight = 1 - it) and of the best-window weight."""
-    grids: dict[str, dict[float, dict[str, Any]]] = {"vectorWeight": {}, "windowWeight": {}}
+    """LOCO of the fusion's vector weight (text weight = 1 - it), the best-window weight and the query
+    centering share."""
+    grids: dict[str, dict[float, dict[str, Any]]] = {"vectorWeight": {}, "windowWeight": {}, "centering": {}}
     for w in LOCO_WEIGHTS:
         grids["vectorWeight"][w] = {"hybrid": {"vectorWeight": w, "textWeight": round(1 - w, 3)}}
     for w in LOCO_WINDOW_WEIGHTS:
         grids["windowWeight"][w] = {"hybrid": {"windowWeight": w}}
+    for w in LOCO_CENTERING:
+        grids["centering"][w] = {"centering": w}
     out = {}
     for name, grid in grids.items():
         rows = {

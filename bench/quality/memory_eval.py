@@ -81,13 +81,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--provider", default="local")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/mdrecall-quality/dated-memory"))
+    parser.add_argument("--local-model", default=None, help="local.model (default: the default offline model)")
     parser.add_argument("--hybrid-keyword", choices=["and", "or"], default=None, help="hybrid keyword query")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "quality_memory.json")
     args = parser.parse_args(argv)
 
     mem = build()
     write_workspace(mem, args.work_dir / "ws")
-    config = parse_config({"provider": args.provider})
+    raw: dict[str, Any] = {"provider": args.provider}
+    if args.local_model:
+        raw["local"] = {"model": args.local_model}
+    config = parse_config(raw)
     provider = create_provider(config).provider
     settings = resolve_settings(
         workspace=args.work_dir / "ws", state_dir=args.work_dir / "state", config=config, db_path=args.work_dir / "i.db"

@@ -259,6 +259,9 @@ class QueryConfig(_Section):
     max_injected_chars: int = Field(4000, ge=1)
     # overlapping chunks of one file in the results come back as one result (search.merge_overlapping)
     merge_overlapping: bool = True
+    # share of the model's empty-text direction taken out of the query vector (centering.py); unset = the
+    # model's calibrated share (multilingual-e5-small 0.45, other models 0); 0 = the spec's plain query vector
+    centering: float | None = Field(None, ge=0, le=1)
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
     mmr: MmrConfig = Field(default_factory=MmrConfig)

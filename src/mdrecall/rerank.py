@@ -130,7 +130,11 @@ class RerankClient:
         self.url = (base_url or self.format.base_url).strip().rstrip("/") + "/rerank"
         self.timeout = timeout
         retry = RetryPolicy(
-            attempts=max_retries + 1, base_delay=RETRY_BASE_DELAY_S, max_delay=RETRY_MAX_DELAY_S, sleep=sleep
+            attempts=max_retries + 1,
+            base_delay=RETRY_BASE_DELAY_S,
+            max_delay=RETRY_MAX_DELAY_S,
+            sleep=sleep,
+            retry_after_cap=RETRY_MAX_DELAY_S,  # a search waits for its reranker only this long
         )
         options = RemoteOptions(query_timeout=timeout, concurrency=1, retry=retry, transport=transport)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}

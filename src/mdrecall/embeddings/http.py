@@ -32,6 +32,8 @@ _RETRYABLE_MARKERS = (
     "cloudflare",
 )
 _ERROR_BODY_CHARS = 300
+# Retry-After values beyond this are read as this (the retry policy may cap lower: a search-time rerank).
+RETRY_AFTER_MAX_S = 3600.0
 REDACTED = "[redacted]"
 
 
@@ -67,6 +69,30 @@ def is_retryable(status: int | None, message: str) -> bool:
         return True
     lowered = message.lower()
     return any(marker in lowered for marker in _RETRYABLE_MARKERS)
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A Retry-After header (seconds or an HTTP date) as seconds to wait, capped; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        import time
+
+        seconds = when.timestamp() - time.time()
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_MAX_S)
 
 
 def snippet(text: str) -> str:
@@ -121,34 +147,35 @@ class EmbeddingHttp:
             outcome = self._attempt(method, url, label=label, timeout=timeout, **kwargs)
             if isinstance(outcome, httpx.Response):
                 return outcome
-            message, status, retryable = outcome
+            message, status, retryable, asked = outcome
             if not retryable:
                 raise self.error(message, status)
             if attempt == total:
                 suffix = f" (after {total} attempts)" if total > 1 else ""
                 raise self.error(message + suffix, status)
-            delay = self.retry.delay(attempt)
+            delay = max(self.retry.delay(attempt), min(asked or 0.0, self.retry.retry_after_cap))
             logger.debug("%s: retry %d/%d in %.2fs: %s", label, attempt, total - 1, delay, self.redact(message))
             self.retry.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _attempt(
         self, method: str, url: str, *, label: str, timeout: float, **kwargs: Any
-    ) -> httpx.Response | tuple[str, int | None, bool]:
-        """One try: the response when it succeeded, else (message, status, retryable)."""
+    ) -> httpx.Response | tuple[str, int | None, bool, float | None]:
+        """One try: the response when it succeeded, else (message, status, retryable, server's Retry-After)."""
         with self._lock:
             self._count += 1
         try:
             response = self._client.request(method, url, timeout=timeout, **kwargs)
         except httpx.TimeoutException:
-            return f"{label} timed out after {timeout:g}s", None, True
+            return f"{label} timed out after {timeout:g}s", None, True, None
         except httpx.TransportError as exc:
-            return f"{label} connection failed: {type(exc).__name__}: {exc}", None, True
+            return f"{label} connection failed: {type(exc).__name__}: {exc}", None, True, None
         if response.is_success:
             return response
         body = response.text
         message = f"{label} failed: HTTP {response.status_code}: {snippet(body)}"
-        return message, response.status_code, is_retryable(response.status_code, body)
+        asked = retry_after_seconds(response.headers.get("retry-after"))
+        return message, response.status_code, is_retryable(response.status_code, body), asked
 
     def request_json(self, method: str, url: str, *, label: str, timeout: float, **kwargs: Any) -> Any:
         """`request` then parse the body as JSON, with a clear error when it is not JSON."""

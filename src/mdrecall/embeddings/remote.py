@@ -74,6 +74,8 @@ class RetryPolicy:
     max_delay: float = RETRY_MAX_DELAY_S
     jitter: float = 0.2
     sleep: Callable[[float], None] = time.sleep
+    # a server's Retry-After is honoured up to this many seconds: a longer ask waits this long and retries
+    retry_after_cap: float = 60.0
 
     def delay(self, retry_number: int) -> float:
         """Seconds to wait before retry `retry_number` (1-based): base·2^(n-1), +0..jitter, capped."""
