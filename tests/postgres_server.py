@@ -92,8 +92,10 @@ def _prepare_root_run(base: Path, bin_dir: Path) -> str:
     return SERVER_USER
 
 
-def start_embedded_postgres(base_dir: Path | None = None, port: int | None = None) -> EmbeddedPostgres:
-    """initdb (trust auth, UTF-8) in a fresh temp dir, start on 127.0.0.1:<free port>, create `vector`."""
+def start_embedded_postgres(
+    base_dir: Path | None = None, port: int | None = None, settings: tuple[str, ...] = FAST_SETTINGS
+) -> EmbeddedPostgres:
+    """initdb (trust auth, UTF-8) in a fresh temp dir, start on 127.0.0.1:<free port> with `settings` (-c)."""
     from embedded_postgres._commands import POSTGRES_BIN_PATH
 
     base = Path(tempfile.mkdtemp(prefix="mdrecall-pg-", dir=base_dir))
@@ -101,7 +103,7 @@ def start_embedded_postgres(base_dir: Path | None = None, port: int | None = Non
     run_as = (
         _prepare_root_run(base, POSTGRES_BIN_PATH) if platform.system() != "Windows" and os.geteuid() == 0 else None
     )
-    server = EmbeddedPostgres(base / "data", port or free_port(), run_as, POSTGRES_BIN_PATH)
+    server = EmbeddedPostgres(base / "data", port or free_port(), run_as, POSTGRES_BIN_PATH, tuple(settings))
     command = [
         str(POSTGRES_BIN_PATH / "initdb"),
         "-D",
