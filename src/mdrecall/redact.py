@@ -215,7 +215,9 @@ def _assignment_kind(m: re.Match[str]) -> str | None:
     return kind
 
 
-_NEXT_FLAG_RE = re.compile(r"--?[A-Za-z]")
+# the next flag (`--verbose`, `-v`, `--user=bob`): letters and dashes only up to an optional `=`; a value with
+# digits or other signs (`--password -A000000`, found by the property test) is a secret that starts with '-'
+_NEXT_FLAG_RE = re.compile(r"--?[A-Za-z][A-Za-z-]*(?:=.*)?$")
 
 
 def _flag_kind(m: re.Match[str]) -> str | None:
