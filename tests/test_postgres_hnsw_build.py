@@ -9,6 +9,7 @@ from __future__ import annotations
 import psycopg
 
 from mdrecall.backends.postgres.schema import build_memory, hnsw_graph_bytes
+from mdrecall.config import parse_config
 
 
 def _mwm_kb(conn) -> int:
@@ -24,7 +25,13 @@ def test_build_memory_raised_capped_and_restored(pg_server):
             assert _mwm_kb(conn) == hnsw_graph_bytes(1_000_000, 384) // 1024 + 1
         assert _mwm_kb(conn) == before
         with build_memory(conn, 1_000_000, 384, cap_mb=512):
-            assert _mwm_kb(conn) == 512 * 1024  # the configured cap (store.postgres.hnswBuildMemoryMB)
+            assert _mwm_kb(conn) == 512 * 1024  # the configured cap (store.postgres.hnswBuildMemoryMb)
         with build_memory(conn, 100, 384):
             assert _mwm_kb(conn) == before  # never lowered below the server's setting
         assert _mwm_kb(conn) == before
+
+
+def test_build_memory_cap_is_configurable():
+    config = parse_config({"store": {"driver": "postgres", "postgres": {"hnswBuildMemoryMb": 512}}})
+    assert config.store.postgres.hnsw_build_memory_mb == 512
+    assert parse_config({}).store.postgres.hnsw_build_memory_mb == 4096
