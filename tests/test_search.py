@@ -158,3 +158,14 @@ def test_rrf_never_silently_empty(workspace: Path, make_index) -> None:
 def test_relaxed_results_need_every_keyword(hashed_index) -> None:
     # "gateway" alone matches a note, but a chunk sharing one word with the question is not shown below minScore
     assert hashed_index.search("gateway zebra unicorn", min_score=0.99).results == []
+
+
+def test_relaxed_results_accept_other_forms_of_a_word(tmp_path: Path, make_index) -> None:
+    ws = tmp_path / "ws"
+    write(ws, "MEMORY.md", "# Notes\n\nDana prefers metric units.\n")
+    write(ws, "memory/2026-11-01.md", "The gateway runs on the Mac Studio.\n")
+    index = make_index(ws, None)  # keyword-only: on two files BM25 scores sit near 0, far below minScore
+    index.sync()
+    response = index.search("where does the gateway run", min_score=0.99)
+    assert [r.path for r in response.results] == ["memory/2026-11-01.md"] and response.relaxed
+    assert index.search("where does the gateway fly", min_score=0.99).results == []  # every keyword still needed

@@ -1,6 +1,7 @@
 """Retrieval quality on Chinese, Japanese and Korean notes, per offline model (written for mdrecall, no data set).
 
-    python bench/quality/cjk_eval.py [--models minilm,e5-small,e5-small-enpt] [--out bench/results/quality_cjk.json]
+    python bench/quality/cjk_eval.py [--models minilm,e5-small,e5-small-enpt,wordllama]
+        [--out bench/results/quality_cjk.json]
 
 A small agent memory in three languages (one note per fact, 18 in Chinese, Japanese and Korean, plus
 English notes as distractors) and questions that ask for a fact in other words than the note uses. Each model
@@ -157,7 +158,7 @@ def evaluate(model: str) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="minilm,e5-small,e5-small-enpt")
+    parser.add_argument("--models", default="minilm,e5-small,e5-small-enpt,wordllama")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "quality_cjk.json")
     args = parser.parse_args()
     rows = []

@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="test")
     parser.add_argument("--max-docs", type=int, default=None, help="sample a BEIR corpus down (judged docs kept)")
     parser.add_argument("--provider", default="local")
-    parser.add_argument("--local-model", default=None, help="local.model: e5-small, e5-small-enpt, minilm")
+    parser.add_argument("--local-model", default=None, help="local.model: e5-small, e5-small-enpt, minilm, wordllama")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/mdrecall-quality"))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "quality.json")
     args = parser.parse_args(argv)

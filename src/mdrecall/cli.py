@@ -162,6 +162,8 @@ def _sync_with_progress(index: MemoryBackend, force: bool, reason: str, quiet: b
             rate = f"{done / elapsed:.0f} chunks/s" if elapsed > 0 and done else ""
             progress.update(task, completed=done, total=max(total, 1), rate=rate)
 
+        if quiet:  # no bar: no totals needed, so the sync reads each file once and holds one batch (sync.py)
+            return index.sync(force=force, reason=reason)
         return index.sync(force=force, reason=reason, progress=on_file, chunk_progress=on_chunks)
 
 

@@ -10,6 +10,7 @@ or the provider.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -459,13 +460,23 @@ def boost_dates(hits: list[Hit], query: str, today: date) -> list[Hit]:
     return sort_hits(hits)
 
 
+_PREFIXABLE = re.compile(r"[a-z0-9]{3,}")
+
+
+def _word_or_its_forms(term: str) -> str:
+    """A plain word of 3+ letters as an FTS5 prefix ("run" also finds "runs", "running"); anything else as
+    it is. The index does not stem, and a question rarely uses the note's exact form of a verb."""
+    return _quote(term) + "*" if _PREFIXABLE.fullmatch(term) else _quote(term)
+
+
 def _all_keywords_ids(store: Store, query: str, model: str, sources: Sequence[str], limit: int) -> set[str]:
-    """Chunks holding every keyword of the query (stop words aside): the only keyword matches strong enough
-    to be shown below minScore. A chunk sharing one word with an off-topic question is not."""
+    """Chunks holding every keyword of the query (stop words aside; each word in any of its forms): the only
+    keyword matches strong enough to be shown below minScore. A chunk sharing one word with an off-topic
+    question is not."""
     terms = expand_query_terms(query)
     if not terms:
         return set()
-    rows = store.keyword_search(" AND ".join(_quote(t) for t in terms), model, sources, limit)
+    rows = store.keyword_search(" AND ".join(_word_or_its_forms(t) for t in terms), model, sources, limit)
     return {row.id for row in rows}
 
 

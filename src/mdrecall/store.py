@@ -166,8 +166,10 @@ class ChunkRow:
     context: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class FileRow:
+    """A files-table row (slots: an incremental sync of 100k files holds one per indexed file)."""
+
     path: str
     source: str
     hash: str

@@ -16,7 +16,7 @@ import bisect
 import itertools
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -168,7 +168,7 @@ def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
     return hash_text(f"{source}:{path}:{chunk.start_line}:{chunk.end_line}:{chunk.hash}:{model}")
 
 
-@dataclass
+@dataclass(slots=True)
 class _PendingFile:
     file: MemoryFile | SessionFile
     hash: str
@@ -432,8 +432,20 @@ def _read_changed(
     indexed: dict[str, FileRow] | None = None,
     keep_chunks: bool = True,
 ) -> list[_PendingFile]:
+    return list(_iter_changed(store, files, config, report, indexed, keep_chunks))
+
+
+def _iter_changed(
+    store: Store,
+    files: Sequence[MemoryFile],
+    config: MemoryConfig,
+    report: SyncReport,
+    indexed: dict[str, FileRow] | None = None,
+    keep_chunks: bool = True,
+) -> Iterator[_PendingFile]:
+    """The changed files, read and chunked one at a time (a single-pass sync writes each group before the
+    next files are read)."""
     indexed = store.get_files(MEMORY_SOURCE) if indexed is None else indexed
-    pending: list[_PendingFile] = []
     for file in files:
         row = indexed.get(file.path)
         if _unchanged_on_disk(row, file):
@@ -451,6 +463,7 @@ def _read_changed(
             report.skipped.append((file.path, reason))
             continue
         text, replaced = _memory_text(raw, config)
+        del raw
         if replaced:
             report.skipped.append((file.path, "not valid UTF-8: undecodable bytes replaced (indexed anyway)"))
         file_hash = hash_text(text)
@@ -461,10 +474,9 @@ def _read_changed(
             continue
         chunks, contexts = _chunked(file, text, config)
         if keep_chunks:
-            pending.append(_PendingFile(file, file_hash, chunks, contexts=contexts, chunk_count=len(chunks)))
-        else:
-            pending.append(_PendingFile(file, file_hash, None, chunk_count=len(chunks)))
-    return pending
+            yield _PendingFile(file, file_hash, chunks, contexts=contexts, chunk_count=len(chunks))
+        else:  # the hash too is computed again when the file is read again (`_reread`)
+            yield _PendingFile(file, "", None, chunk_count=len(chunks))
 
 
 def _record_skipped(store: Store, file: MemoryFile, reason: str) -> None:
@@ -474,20 +486,19 @@ def _record_skipped(store: Store, file: MemoryFile, reason: str) -> None:
         store.upsert_file(FileRow(file.path, MEMORY_SOURCE, SKIPPED_HASH_PREFIX + reason, file.mtime_ms, file.size))
 
 
-def _windows(pending: Sequence[_PendingFile], max_chunks: int) -> list[list[_PendingFile]]:
-    """Group files so each group carries about max_chunks chunks: one embedding call per group."""
-    groups: list[list[_PendingFile]] = []
+def _windows(pending: Iterable[_PendingFile], max_chunks: int) -> Iterator[list[_PendingFile]]:
+    """Group files so each group carries about max_chunks chunks: one embedding call per group (lazily: a
+    single-pass sync reads the next files only once the group before is written)."""
     current: list[_PendingFile] = []
     count = 0
     for item in pending:
         if current and count + item.chunk_count > max_chunks:
-            groups.append(current)
+            yield current
             current, count = [], 0
         current.append(item)
         count += item.chunk_count
     if current:
-        groups.append(current)
-    return groups
+        yield current
 
 
 def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray | None], model: str) -> None:
@@ -555,9 +566,19 @@ def _read_changed_sessions(
     return pending
 
 
-def _delete_vanished(store: Store, source: str, present: set[str], indexed: dict[str, FileRow]) -> int:
+def _vanished(indexed: dict[str, FileRow], files: Sequence[MemoryFile | SessionFile]) -> list[str]:
+    """Indexed paths no longer among `files`, sorted. Usually none: counting the present files that are indexed
+    tells so without a set of every present path (a 100k-file sync held one); only when some are gone is the
+    set built."""
+    if not indexed:
+        return []
+    if sum(1 for f in files if f.path in indexed) == len(indexed):
+        return []
+    return sorted(set(indexed).difference(f.path for f in files))
+
+
+def _delete_vanished(store: Store, source: str, vanished: list[str], indexed: dict[str, FileRow]) -> int:
     """Drop the rows of files that are gone (and from `indexed`, which the caller reuses)."""
-    vanished = sorted(set(indexed) - present)
     for path in vanished:
         with store.transaction():
             store.delete_file(path, source)
@@ -584,17 +605,28 @@ def incremental_sync(
     started = time.perf_counter()
     report = SyncReport(reason=reason, files_scanned=len(files) + len(sessions or []))
     indexed = store.get_files(MEMORY_SOURCE)  # read once: a no-op sync of 10k files is mostly this and a walk
-    report.files_deleted = _delete_vanished(store, MEMORY_SOURCE, {f.path for f in files}, indexed)
+    report.files_deleted = _delete_vanished(store, MEMORY_SOURCE, _vanished(indexed, files), indexed)
     if sessions is not None:
+        indexed_sessions = store.get_files(SESSIONS_SOURCE)
         report.files_deleted += _delete_vanished(
-            store, SESSIONS_SOURCE, {f.path for f in sessions}, store.get_files(SESSIONS_SOURCE)
+            store, SESSIONS_SOURCE, _vanished(indexed_sessions, sessions), indexed_sessions
         )
 
-    keep = _changed_bytes(files, indexed) <= STREAM_ABOVE_BYTES
-    pending = _read_changed(store, files, config, report, indexed, keep_chunks=keep)
-    if sessions is not None:
-        pending += _read_changed_sessions(store, sessions, config, report, session_gate)
-    total_chunks = sum(item.chunk_count for item in pending)
+    def changed_sessions() -> Iterator[_PendingFile]:
+        if sessions is not None:
+            yield from _read_changed_sessions(store, sessions, config, report, session_gate)
+
+    pending: Iterable[_PendingFile]
+    if progress is None and chunk_progress is None:
+        # nobody asks for totals: one pass, each file read once and written with its group, so memory holds
+        # one group of chunks whatever the number of files
+        pending = itertools.chain(_iter_changed(store, files, config, report, indexed), changed_sessions())
+        total_chunks = pending_files = 0
+    else:
+        keep = _changed_bytes(files, indexed) <= STREAM_ABOVE_BYTES
+        listed = _read_changed(store, files, config, report, indexed, keep_chunks=keep) + list(changed_sessions())
+        total_chunks = sum(item.chunk_count for item in listed)
+        pending, pending_files = listed, len(listed)
     chunks_done = 0
 
     def on_chunks(count: int) -> None:
@@ -611,7 +643,7 @@ def incremental_sync(
         store.ensure_vector_table(provider.dims)
     done = 0
     if progress:
-        progress(0, len(pending), "indexing")
+        progress(0, pending_files, "indexing")
     for lazy_group in _windows(pending, EMBED_WINDOW_CHUNKS):
         group = [ready for item in lazy_group if (ready := _reread(item, config, report)) is not None]
         vectors = _embed_or_defer(
@@ -630,7 +662,7 @@ def incremental_sync(
             report.files_indexed += 1
             report.chunks_indexed += len(item.chunks)
             if progress:
-                progress(done, len(pending), item.file.path)
+                progress(done, pending_files, item.file.path)
             if provider is None:
                 on_chunks(len(item.chunks))
 
