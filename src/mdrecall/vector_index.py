@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -33,21 +32,14 @@ def _blas_controller() -> Any:
     return ThreadpoolController()
 
 
-def _busy() -> bool:
-    """Other processes want the cores (1-minute load at least the cores this process may use)."""
-    try:
-        return os.getloadavg()[0] >= len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return False
-
-
 def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
-    """BLAS on one thread for the query's matrix-vector product when the machine is busy. The product is
-    memory-bound, and multi-threaded OpenBLAS keeps its workers spinning after the call, competing with the
-    rest of the search for cores others hold: at 100k chunks x 7 windows and load ~5, hybrid search took
-    60-62 ms of CPU (134 ms wall) with one thread against 83-88 ms (169-176 ms wall) with two. On an idle
-    machine the second thread still shortens the product itself, so BLAS keeps its threads there."""
-    controller = _blas_controller() if _busy() else None
+    """BLAS on one thread for the query's matrix-vector product. The product is memory-bound, and
+    multi-threaded OpenBLAS keeps its workers spinning after the call, competing with the rest of the search
+    (keyword query, window blend) for the cores. Measured at 100k chunks x 7 windows (interleaved runs):
+    at load ~2, hybrid p50 58-60 ms wall / CPU with one thread against 82-85 ms wall, 94-100 ms CPU with two
+    (the bare product alone is faster with two: 29 vs 39 ms); at load ~5, 60-64 ms CPU (114-134 ms wall)
+    against 83-88 ms (169-176 ms wall)."""
+    controller = _blas_controller()
     if controller is None:
         return contextlib.nullcontext()
     return controller.limit(limits=1, user_api="blas")
