@@ -123,3 +123,16 @@ def test_e5_is_centred_by_default_and_its_empty_passage_is_where_its_vectors_lea
     # the spread between the right passage and the rest widens once the shared lean is out
     plain, moved = vectors @ query, vectors @ centered
     assert int(np.argmax(moved)) == 5 and (moved[5] - np.median(moved)) > (plain[5] - np.median(plain))
+
+
+def test_a_fallback_wrapper_passes_on_its_active_models_calibration(e5) -> None:
+    from mdrecall.embeddings.factory import FallbackProvider
+
+    def unavailable() -> LeaningProvider:
+        raise AssertionError("the fallback is not needed")
+
+    wrapped = FallbackProvider(e5, "local", "openai", unavailable)
+    assert wrapped.recommended_centering == e5.recommended_centering > 0
+    assert wrapped.recommended_min_score == e5.recommended_min_score
+    null = null_direction(wrapped)
+    assert null is not None and np.array_equal(null, null_direction(e5))  # one cache entry, the active model's

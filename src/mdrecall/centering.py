@@ -40,6 +40,7 @@ def null_direction(provider: EmbeddingProvider) -> np.ndarray | None:
     none (a zero vector, or an API that refuses empty input)."""
     import numpy as np
 
+    provider = getattr(provider, "active", provider)  # a fallback wrapper: the model answering now
     try:
         return _NULL_VECTORS[provider]
     except (KeyError, TypeError):

@@ -212,6 +212,16 @@ class FallbackProvider:
     def active(self) -> EmbeddingProvider:
         return self._active
 
+    # -- the active model's calibration (read by MemoryIndex.effective_min_score and centering.py) ----------
+
+    @property
+    def recommended_min_score(self) -> float | None:
+        return getattr(self._active, "recommended_min_score", None)
+
+    @property
+    def recommended_centering(self) -> float:
+        return float(getattr(self._active, "recommended_centering", 0.0) or 0.0)
+
     @property
     def switched(self) -> bool:
         return self._active is not self._primary
