@@ -71,7 +71,7 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 
-from local_http import LocalHttpServer
+from local_http import LocalHttpServer, ScriptedReply
 
 EMBED_ROUTES = frozenset({"embeddings", "gemini.embed", "gemini.batchEmbed"})
 
@@ -90,20 +90,12 @@ def unit(vector: list[float]) -> np.ndarray:
 
 
 @dataclass
-class Reply:
+class Reply(ScriptedReply):
     """A scripted answer. With no `status`/`json`/`text` override it is the normal answer, modified."""
 
-    status: int = 200
-    json: Any = None
-    text: str | None = None
-    delay: float = 0.0
     dims: int | None = None
     drop: int = 0
     headers: dict[str, str] | None = None  # extra response headers (e.g. Retry-After on a 429)
-
-    @property
-    def overrides_body(self) -> bool:
-        return self.status != 200 or self.json is not None or self.text is not None
 
 
 @dataclass
@@ -259,7 +251,7 @@ class FakeEmbeddingServer(LocalHttpServer):
         finally:
             with self._lock:
                 self._in_flight -= 1
-        self._send(handler, status, payload, reply.headers if reply is not None else None)
+        self.send_payload(handler, status, payload, reply.headers if reply is not None else None)
 
     def _pop_script(self, route: str) -> Reply | None:
         for key in (route, "*"):
@@ -291,26 +283,6 @@ class FakeEmbeddingServer(LocalHttpServer):
         if sent == self.required_key:
             return None
         return 401, {"error": {"message": f"Incorrect API key provided: {sent}", "type": "invalid_request_error"}}
-
-    def _send(
-        self, handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None
-    ) -> None:
-        if isinstance(payload, str | bytes):
-            data = payload.encode() if isinstance(payload, str) else payload
-            content_type = "text/plain"
-        else:
-            data = json.dumps(payload).encode()
-            content_type = "application/json"
-        try:
-            handler.send_response(status)
-            handler.send_header("Content-Type", content_type)
-            handler.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
-                handler.send_header(name, value)
-            handler.end_headers()
-            handler.wfile.write(data)
-        except OSError:
-            pass  # the client gave up (timeout): nothing to answer
 
     def _new_id(self, prefix: str) -> str:
         with self._lock:

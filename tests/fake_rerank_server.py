@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from local_http import LocalHttpServer
+from local_http import LocalHttpServer, ScriptedReply
 
 FORMATS = {"cohere": ("/cohere/v2/rerank", "top_n", "results"), "voyage": ("/voyage/v1/rerank", "top_k", "data")}
 FORMATS["jina"] = ("/jina/v1/rerank", "top_n", "results")
@@ -52,18 +52,10 @@ def word_share(query: str, document: str) -> float:
 
 
 @dataclass
-class Reply:
+class Reply(ScriptedReply):
     """A scripted answer; with no status/json/text override it is the normal answer (after `delay`)."""
 
-    status: int = 200
-    json: Any = None
-    text: str | None = None
-    delay: float = 0.0
     mutate: Callable[[dict[str, Any]], Any] | None = None
-
-    @property
-    def overrides_body(self) -> bool:
-        return self.status != 200 or self.json is not None or self.text is not None
 
 
 @dataclass
@@ -135,7 +127,7 @@ class FakeRerankServer(LocalHttpServer):
             status, payload = self._answer(handler.path, headers, parsed)
             if reply is not None and reply.mutate is not None and status == 200:
                 payload = reply.mutate(payload)
-        self._send(handler, status, payload)
+        self.send_payload(handler, status, payload)
 
     def _answer(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
         if self.outage is not None:
@@ -184,19 +176,6 @@ class FakeRerankServer(LocalHttpServer):
             item["document"] = {"text": docs[item["index"]]}
         return {"model": body["model"], "usage": {"total_tokens": 10}, results_field: items}
 
-    def _send(self, handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
-        if isinstance(payload, str):
-            data, content_type = payload.encode(), "text/plain"
-        else:
-            data, content_type = json.dumps(payload).encode(), "application/json"
-        try:
-            handler.send_response(status)
-            handler.send_header("Content-Type", content_type)
-            handler.send_header("Content-Length", str(len(data)))
-            handler.end_headers()
-            handler.wfile.write(data)
-        except OSError:
-            pass  # the client gave up (timeout)
 
 
 def refused_url() -> str:

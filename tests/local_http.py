@@ -5,9 +5,26 @@ Subclasses implement `_handle(handler, method)`; this class starts and stops the
 
 from __future__ import annotations
 
+import json
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+
+@dataclass
+class ScriptedReply:
+    """What every fake server's scripted answer has; with no status/json/text override it is the normal
+    answer (after `delay`). Each server's `Reply` adds its own knobs."""
+
+    status: int = 200
+    json: Any = None
+    text: str | None = None
+    delay: float = 0.0
+
+    @property
+    def overrides_body(self) -> bool:
+        return self.status != 200 or self.json is not None or self.text is not None
 
 
 class LocalHttpServer:
@@ -18,6 +35,27 @@ class LocalHttpServer:
 
     def _handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         raise NotImplementedError
+
+    @staticmethod
+    def send_payload(
+        handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None
+    ) -> None:
+        """Text (str/bytes) as text/plain, anything else as JSON, with any extra headers."""
+        if isinstance(payload, str | bytes):
+            data = payload.encode() if isinstance(payload, str) else payload
+            content_type = "text/plain"
+        else:
+            data, content_type = json.dumps(payload).encode(), "application/json"
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", content_type)
+            handler.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                handler.send_header(name, value)
+            handler.end_headers()
+            handler.wfile.write(data)
+        except OSError:
+            pass  # the client gave up (timeout): nothing to answer
 
     def start(self) -> Self:
         fake = self
