@@ -424,17 +424,6 @@ def _reread(item: _PendingFile, config: MemoryConfig, report: SyncReport) -> _Pe
     return _PendingFile(item.file, hash_text(text), chunks, contexts=contexts, chunk_count=len(chunks))
 
 
-def _read_changed(
-    store: Store,
-    files: Sequence[MemoryFile],
-    config: MemoryConfig,
-    report: SyncReport,
-    indexed: dict[str, FileRow] | None = None,
-    keep_chunks: bool = True,
-) -> list[_PendingFile]:
-    return list(_iter_changed(store, files, config, report, indexed, keep_chunks))
-
-
 def _iter_changed(
     store: Store,
     files: Sequence[MemoryFile],
@@ -624,7 +613,7 @@ def incremental_sync(
         total_chunks = pending_files = 0
     else:
         keep = _changed_bytes(files, indexed) <= STREAM_ABOVE_BYTES
-        listed = _read_changed(store, files, config, report, indexed, keep_chunks=keep) + list(changed_sessions())
+        listed = [*_iter_changed(store, files, config, report, indexed, keep_chunks=keep), *changed_sessions()]
         total_chunks = sum(item.chunk_count for item in listed)
         pending, pending_files = listed, len(listed)
     chunks_done = 0
