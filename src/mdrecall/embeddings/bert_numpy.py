@@ -172,6 +172,18 @@ def _load_layer(t: Mapping[str, np.ndarray], i: int) -> _Layer:
     )
 
 
+def embedding_rows(bert: Any, ids: np.ndarray) -> np.ndarray:
+    """BertEncoder.forward's first step, as (batch * seq, hidden) rows: word + position + token type rows,
+    then LayerNorm. `bert` is anything holding the embedding tensors (BertEncoder, or the ONNX encoder that
+    keeps only these)."""
+    batch, seq = ids.shape
+    if seq > bert.position.shape[0]:
+        raise ValueError(f"sequence length {seq} exceeds the {bert.position.shape[0]} position embeddings")
+    x = bert._token_embeddings(ids.reshape(-1)).reshape(batch, seq, -1)
+    x = x + bert.position[:seq][None, :, :] + bert.token_type[0][None, None, :]
+    return layer_norm(x.reshape(batch * seq, -1), bert.emb_ln_w, bert.emb_ln_b, bert.config.layer_norm_eps)
+
+
 class BertEncoder:
     """BERT weights plus the forward pass; immutable after construction, so safe to share across threads."""
 
@@ -218,11 +230,7 @@ class BertEncoder:
         """Last hidden state (batch, seq, hidden) for token ids and a 0/1 mask of the same shape."""
         ids = np.asarray(input_ids, dtype=np.int64)
         batch, seq = ids.shape
-        if seq > self.position.shape[0]:
-            raise ValueError(f"sequence length {seq} exceeds the {self.position.shape[0]} position embeddings")
-        x = self._token_embeddings(ids.reshape(-1)).reshape(batch, seq, -1)
-        x = x + self.position[:seq][None, :, :] + self.token_type[0][None, None, :]
-        x = layer_norm(x.reshape(batch * seq, -1), self.emb_ln_w, self.emb_ln_b, self.config.layer_norm_eps)
+        x = embedding_rows(self, ids)
         bias = ((1.0 - np.asarray(attention_mask, dtype=np.float32)) * _MASK_BIAS)[:, None, None, :]
         for layer in self.layers:
             x = self._layer(x, layer, bias, batch, seq)

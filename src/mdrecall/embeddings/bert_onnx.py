@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .bert_numpy import BertEncoder, layer_norm, mean_pool
+from .bert_numpy import BertEncoder, embedding_rows, mean_pool
 
 # Below this ONNX Runtime lacks some of the contrib ops' inputs used here.
 MIN_ORT = "1.16"
@@ -61,14 +61,9 @@ class OnnxBertEncoder:
         return mean_pool(hidden, mask)
 
     def _embeddings(self, ids: np.ndarray) -> np.ndarray:
-        """BertEncoder.forward's first step: word + position + token type rows, then LayerNorm."""
+        """BertEncoder.forward's first step (bert_numpy.embedding_rows), shaped (batch, seq, hidden)."""
         batch, seq = ids.shape
-        if seq > self.position.shape[0]:
-            raise ValueError(f"sequence length {seq} exceeds the {self.position.shape[0]} position embeddings")
-        x = self._token_embeddings(ids.reshape(-1)).reshape(batch, seq, -1)
-        x = x + self.position[:seq][None, :, :] + self.token_type[0][None, None, :]
-        x = layer_norm(x.reshape(batch * seq, -1), self.emb_ln_w, self.emb_ln_b, self.config.layer_norm_eps)
-        return np.ascontiguousarray(x.reshape(batch, seq, -1), dtype=np.float32)
+        return np.ascontiguousarray(embedding_rows(self, ids).reshape(batch, seq, -1), dtype=np.float32)
 
 
 def _layers_model(bert: BertEncoder) -> bytes:
