@@ -50,8 +50,9 @@ COMMON_TERM_SHARE = 0.6
 COMMON_ONLY_RANK = -1e-6
 # A sync that leaves more FTS segments than this merges them into one (Store.tidy_fts).
 FTS_MAX_SEGMENTS = 8
-_PLAIN_QUERY = re.compile(r'^("(?:[^"]|"")+")((?: (?:AND|OR) "(?:[^"]|"")+")*)$')
-_PLAIN_TERM = re.compile(r' (AND|OR) ("(?:[^"]|"")+")')
+# quoted terms (a trailing * makes one a prefix query: search's AND query for the min-score rule uses them)
+_PLAIN_QUERY = re.compile(r'^("(?:[^"]|"")+"\*?)((?: (?:AND|OR) "(?:[^"]|"")+"\*?)*)$')
+_PLAIN_TERM = re.compile(r' (AND|OR) ("(?:[^"]|"")+"\*?)')
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
