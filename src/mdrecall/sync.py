@@ -181,6 +181,8 @@ class _PendingFile:
 
     # how many chunks the file has (kept when the chunks themselves are not)
     chunk_count: int = 0
+    # per chunk, the hashes of its embedded windows' texts once embedded (stored with the vectors)
+    window_hashes: Sequence[Sequence[str]] | None = None
 
     def context(self, index: int) -> str:
         return self.contexts[index] if self.contexts is not None else ""
@@ -210,6 +212,8 @@ class Embedder:
         self.cache_hits = 0
         self.seconds = 0.0
         self.on_chunks = on_chunks  # called with how many more chunks are done (embedded or from the cache)
+        # per chunk of the last `embed` call, the hashes of its windows' texts (stored with the vectors)
+        self.window_hashes: list[list[str]] = []
 
     def _advance(self, count: int) -> None:
         if self.on_chunks is not None and count:
@@ -230,6 +234,8 @@ class Embedder:
         pairs = [(c, w) for c, ws in zip(chunks, per_chunk, strict=True) for w in ws]
         texts = [Chunk(c.start_line, c.end_line, w, hash_text(w)) for c, w in pairs]
         counts = [len(ws) for ws in per_chunk]
+        bounds = list(itertools.accumulate(counts, initial=0))
+        self.window_hashes = [[t.hash for t in texts[a:b]] for a, b in itertools.pairwise(bounds)]
         # a chunk progress callback (`on_chunks`, when the embedder has one) counts chunks, not windows
         outer = getattr(self, "on_chunks", None)
         if outer is not None:
@@ -493,6 +499,7 @@ def _windows(pending: Iterable[_PendingFile], max_chunks: int) -> Iterator[list[
 def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray | None], model: str) -> None:
     rows = []
     seen: set[str] = set()
+    hashes = item.window_hashes if item.window_hashes is not None else [None] * len(item.chunks)
     for index, (chunk, vector) in enumerate(zip(item.chunks, vectors, strict=True)):
         start, end = item.line_range(index)
         located = Chunk(start, end, chunk.text, chunk.hash)
@@ -512,6 +519,7 @@ def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray |
                 text=chunk.text,
                 embedding=vector,
                 context=item.context(index),
+                window_hashes=hashes[index] if vector is not None else None,
             )
         )
     with store.transaction():
@@ -630,22 +638,29 @@ def incremental_sync(
         chunk_progress(0, total_chunks)
     if provider is not None and provider.dims is not None:
         store.ensure_vector_table(provider.dims)
+    if provider is not None and hasattr(store, "set_vector_identity"):  # the window rows are this identity's cache
+        store.set_vector_identity(provider.id, provider.model, provider.provider_key)
+        store.keep_deleted_vectors = config.cache.enabled
     done = 0
     if progress:
         progress(0, pending_files, "indexing")
     for lazy_group in _windows(pending, EMBED_WINDOW_CHUNKS):
         group = [ready for item in lazy_group if (ready := _reread(item, config, report)) is not None]
+        embedder.window_hashes = []
         vectors = _embed_or_defer(
             embedder,
             [c for item in group for c in item.chunks],
             report,
             [item.context(i) for item in group for i in range(len(item.chunks))],
         )
+        hashes = embedder.window_hashes or None
         if provider is not None and store.vector.dims is None and vectors and vectors[0] is not None:
             store.ensure_vector_table(len(vectors[0]))
         offset = 0
         for item in group:
-            _write_file(store, item, vectors[offset : offset + len(item.chunks)], model)
+            end = offset + len(item.chunks)
+            item.window_hashes = hashes[offset:end] if hashes else None
+            _write_file(store, item, vectors[offset:end], model)
             offset += len(item.chunks)
             done += 1
             report.files_indexed += 1
@@ -659,6 +674,9 @@ def incremental_sync(
         if report.provider_error is None:
             _fill_pending_vectors(store, embedder, model, report)
         report.vectors_pending = store.pending_vector_count(model)
+    if provider is not None and config.cache.enabled and config.cache.max_entries:
+        with store.transaction():  # the vectors of replaced windows moved to the cache while files were written
+            store.cache_evict(config.cache.max_entries)
     meta = expected_meta(provider, config)
     if provider is not None and meta["vectorDims"] is None:
         meta["vectorDims"] = store.vector.dims
