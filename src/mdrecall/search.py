@@ -556,14 +556,15 @@ def keyword_only_hits(keyword: Sequence[SearchRow]) -> list[Hit]:
 
     In a workspace of a few files every query word sits in half of the chunks, so bm25 scores every match
     ~0.000 and minScore hides them all (they came back only through the never-empty rule, with a notice). The
-    share of the query's keywords a chunk holds is then the honest score: 1.0 when it holds all of them.
+    share of the query's keywords a chunk holds is then the honest score: 1.0 when it holds all of them;
+    bm25's order (term frequency, length) still ranks chunks holding the same share.
     """
     hits = merge_hybrid([], keyword, 0.0, 1.0)
     if not hits or any(-row.score >= UNINFORMATIVE_BM25 for row in keyword):
         return hits
     for hit in hits:
         hit.text_score = hit.score = float(hit.row.extra.get("coverage", 1.0))
-    return sort_hits(hits)
+    return sorted(hits, key=lambda h: -h.score)  # stable: bm25's order (term frequency) among equal shares
 
 
 def _fuse(
