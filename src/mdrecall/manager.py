@@ -132,6 +132,7 @@ class MemoryIndex:
             read_only=read_only,
             engine=vector_cfg.engine,
             json_embeddings=vector_cfg.json_embeddings,
+            exact_vectors=vector_cfg.exact,
         )
 
     @property
