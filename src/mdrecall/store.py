@@ -405,6 +405,7 @@ class Store:
     chunk_vectors) or "sqlite-vec" (the spec's vec0 table `chunks_vec`, kept in step, queried by KNN).
     `json_embeddings` also writes the spec's JSON vector into chunks.embedding (off: it would double the file).
     `encoding` is how new vectors are written (rows of any encoding are read).
+    `exact_vectors` keeps the numpy engine exact at every size (no int8 first pass, vector_index.py).
     """
 
     def __init__(
@@ -416,8 +417,10 @@ class Store:
         engine: VectorEngine = "numpy",
         json_embeddings: bool = False,
         encoding: VectorEncoding = "float32",
+        exact_vectors: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.exact_vectors = exact_vectors
         self.read_only = read_only
         self.engine: VectorEngine = engine
         self.json_embeddings = json_embeddings
@@ -1165,6 +1168,8 @@ class Store:
         count = int(self.conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0])
         rows = self.conn.execute("SELECT chunk_rowid, embedding FROM chunk_vectors")
         self._matrix = VectorMatrix.from_rows(decode_blocks(rows), dims, count)  # compact rows decoded to float32
+        self._matrix.exact = self.exact_vectors
+        self._matrix.prepare()
         self._matrix_token = (data_version, token)
         return self._matrix
 

@@ -1,0 +1,162 @@
+"""The int8 first pass of vector search (large indexes) returns brute force's top k; small indexes and
+`store.vector.exact` stay exact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mdrecall import vector_index
+from mdrecall.config import LocalConfig, parse_config
+from mdrecall.embeddings.local import create_local_provider
+from mdrecall.store import ChunkRow, Store
+from mdrecall.vector_index import VectorMatrix, quantize
+
+NAMES = ["Priya", "Tom", "Aiko", "Lars", "Mbali", "Diego"]
+DOINGS = [
+    "adopted a three-legged greyhound from the shelter",
+    "fixed the gears of an old racing bike",
+    "baked zucchini bread for the neighbours",
+    "moved the team standup to half past nine",
+    "filed the quarterly tax forms a day early",
+    "planted tomatoes along the new wooden fence",
+    "booked a night train to Vienna for the conference",
+    "started reading a thousand page novel about sailors",
+    "repaired the leaking kitchen tap with a new washer",
+    "signed up for a pottery class on Thursday evenings",
+]
+QUERIES = [
+    "Who took in a rescue dog?",
+    "bicycle repair",
+    "what did someone bake",
+    "meeting time changed",
+    "taxes",
+    "gardening vegetables",
+    "travel plans by rail",
+    "plumbing problem at home",
+]
+
+
+def brute_force(vectors: np.ndarray, owners: np.ndarray, query: np.ndarray, k: int) -> list[int]:
+    """Chunk rowids by best window cosine, ties by rowid: the floor every path is compared with."""
+    q = query / np.linalg.norm(query)
+    best: dict[int, float] = {}
+    for owner, sim in zip(owners.tolist(), (vectors @ q).tolist(), strict=True):
+        best[owner] = max(best.get(owner, -2.0), sim)
+    return sorted(best, key=lambda r: (-best[r], r))[:k]
+
+
+def windowed(vectors: np.ndarray, per_chunk: int) -> tuple[VectorMatrix, np.ndarray]:
+    owners = np.arange(len(vectors)) // per_chunk + 1
+    rows = [(int(o), v.tobytes()) for o, v in zip(owners, vectors, strict=True)]
+    return VectorMatrix.from_rows(rows, vectors.shape[1], len(rows)), owners
+
+
+@pytest.fixture(scope="module")
+def e5_windows() -> tuple[np.ndarray, np.ndarray]:
+    """Real e5 window vectors (60 sentences, 3 per chunk) and real e5 query vectors."""
+    provider = create_local_provider(LocalConfig(model="e5-small"))
+    texts = [f"{name} {doing}." for doing in DOINGS for name in NAMES]
+    windows = np.asarray(provider.embed_batch(texts), dtype=np.float32)
+    windows /= np.linalg.norm(windows, axis=1, keepdims=True)
+    queries = np.stack([np.asarray(provider.embed_query(q), dtype=np.float32) for q in QUERIES])
+    return windows, queries
+
+
+def test_int8_pass_on_real_e5_vectors_gives_the_brute_force_top_k(
+    e5_windows: tuple[np.ndarray, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "QUANTIZED_MIN_WINDOWS", 0)
+    monkeypatch.setattr(vector_index, "RESCORE_MIN", 8)
+    monkeypatch.setattr(vector_index, "RESCORE_PER_RESULT", 1)
+    windows, queries = e5_windows
+    matrix, owners = windowed(windows, 3)
+    assert matrix.quantized_pass and matrix.prepare().quantized is not None
+    for query in queries:
+        rowids, scores = matrix.top(query, 5)
+        assert rowids.tolist() == brute_force(windows, owners, query, 5)
+        exact = np.sort(matrix.chunk_scores(query))[::-1][:5]
+        assert np.allclose(scores, exact, atol=1e-6)  # the scores returned are the exact ones
+
+
+def test_int8_ranking_follows_the_exact_one_on_real_vectors(e5_windows: tuple[np.ndarray, np.ndarray]) -> None:
+    """The approximate window scores order the chunks like the exact cosine does (up to near ties)."""
+    windows, queries = e5_windows
+    quantized, scales = quantize(windows)
+    assert quantized.dtype == np.int8 and np.abs(quantized).max() == 127
+    restored = quantized.astype(np.float32) / scales
+    assert np.abs(restored - windows).max() < 0.5 / scales.min() + 1e-6  # within half a step per dimension
+    for query in queries:
+        q = query / np.linalg.norm(query)
+        exact, approx = windows @ q, restored @ q
+        assert int(np.argmax(approx)) == int(np.argmax(exact))
+        assert np.corrcoef(exact, approx)[0, 1] > 0.99
+
+
+def test_structured_index_large_enough_takes_the_int8_pass_and_matches_brute_force(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Clusters of windows (as real chunks are): the int8 pass finds brute force's top k for each query."""
+    monkeypatch.setattr(vector_index, "QUANTIZED_MIN_WINDOWS", 2000)
+    rng = np.random.default_rng(7)
+    centres = rng.standard_normal((40, 48)).astype(np.float32)
+    vectors = np.repeat(centres, 100, axis=0) + 0.6 * rng.standard_normal((4000, 48)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    matrix, owners = windowed(vectors, 4)  # 1000 chunks of 4 windows
+    assert matrix.quantized_pass
+    calls: list[int] = []
+    original = matrix.candidate_scores
+    monkeypatch.setattr(matrix, "candidate_scores", lambda q, c: calls.append(len(c)) or original(q, c))
+    for i in range(10):
+        query = centres[i * 3] + 0.5 * rng.standard_normal(48).astype(np.float32)
+        rowids, _ = matrix.top(query, 10)
+        assert rowids.tolist() == brute_force(vectors, owners, query, 10)
+    assert calls == [vector_index.rescore_count(10)] * 10  # only the int8 pass's best chunks were rescored
+
+
+def test_small_index_stays_exact() -> None:
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((600, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    matrix, owners = windowed(vectors, 3)
+    assert len(vectors) < vector_index.QUANTIZED_MIN_WINDOWS
+    assert not matrix.quantized_pass and matrix.prepare().quantized is None
+    for i in range(5):
+        rowids, _ = matrix.top(vectors[i * 50], 7)
+        assert rowids.tolist() == brute_force(vectors, owners, vectors[i * 50], 7)
+
+
+def store_with_windows(path: Path, exact: bool, vectors: np.ndarray, per_chunk: int) -> Store:
+    store = Store(path, exact_vectors=exact)
+    store.ensure_vector_table(vectors.shape[1])
+    rows = [
+        ChunkRow(f"c{i}", f"memory/{i}.md", "memory", 1, 3, f"h{i}", "m", f"chunk {i}", windows)
+        for i, windows in enumerate(vectors.reshape(-1, per_chunk, vectors.shape[1]))
+    ]
+    with store.transaction():
+        store.insert_chunks(rows)
+    return store
+
+
+def test_exact_config_keeps_every_window_scored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vector_index, "QUANTIZED_MIN_WINDOWS", 100)
+    assert parse_config({"store": {"vector": {"exact": True}}}).store.vector.exact is True
+    assert parse_config({}).store.vector.exact is False
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((900, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    exact = store_with_windows(tmp_path / "exact.sqlite", True, vectors, 3)
+    fast = store_with_windows(tmp_path / "fast.sqlite", False, vectors, 3)
+    exact_matrix, fast_matrix = exact.vector_matrix(), fast.vector_matrix()
+    assert exact_matrix is not None and fast_matrix is not None
+    assert exact_matrix.quantized is None and not exact_matrix.quantized_pass
+    assert fast_matrix.quantized is not None  # built at load, before any query
+    for i in range(5):
+        query = vectors[i * 100] + 0.3 * vectors[i * 100 + 50]
+        want = [f"c{r - 1}" for r in brute_force(vectors, np.arange(900) // 3 + 1, query, 5)]
+        assert [r.id for r in exact.vector_search(query, "m", ["memory"], 5)] == want
+        assert [r.id for r in fast.vector_search(query, "m", ["memory"], 5)] == want
+    exact.close()
+    fast.close()
