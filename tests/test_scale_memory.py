@@ -105,3 +105,47 @@ def test_single_pass_sync_writes_each_group_before_reading_on(tmp_path: Path, ma
         return sorted(index.store.conn.execute("SELECT path, start_line, end_line, hash, text FROM chunks"))
 
     assert rows(single) == rows(two_pass) and report.files_indexed == 24
+
+
+def _record_walks(monkeypatch, events: list[str]) -> None:  # type: ignore[no-untyped-def]
+    from mdrecall import workspace
+
+    walk, write_file = workspace.iter_memory_files, sync._write_file
+
+    def walking(*args, **kwargs):  # type: ignore[no-untyped-def]
+        events.append("walk")
+        for file in walk(*args, **kwargs):
+            events.append("file")
+            yield file
+
+    def writing(store, item, vectors, model):  # type: ignore[no-untyped-def]
+        events.append("write")
+        return write_file(store, item, vectors, model)
+
+    monkeypatch.setattr(workspace, "iter_memory_files", walking)
+    monkeypatch.setattr(sync, "_write_file", writing)
+
+
+def test_single_pass_sync_writes_while_it_walks(tmp_path: Path, make_index, monkeypatch) -> None:
+    """No list of every file: the walk is consumed as groups are written, and walked again only when an
+    indexed file has vanished."""
+    from .conftest import HashingProvider
+
+    ws = tmp_path / "ws"
+    _notes(ws, 24)
+    monkeypatch.setattr(sync, "EMBED_WINDOW_CHUNKS", 6)
+    index = make_index(ws, HashingProvider())
+    events: list[str] = []
+    _record_walks(monkeypatch, events)
+    assert index.sync().files_indexed == 24
+    assert events.count("walk") == 1 and events.count("file") == 24
+    last_file = len(events) - 1 - events[::-1].index("file")
+    assert events.index("write") < last_file  # the first group was written before the walk ended
+
+    events.clear()
+    (ws / "memory/2024-03-02-1.md").unlink()
+    report = index.sync()
+    assert report.files_deleted == 1 and report.files_scanned == 23
+    assert events.count("walk") == 2  # a second walk finds which indexed file is gone
+    events.clear()
+    assert index.sync().files_deleted == 0 and events.count("walk") == 1

@@ -214,7 +214,9 @@ def test_vectors_are_float32_blobs_and_the_spec_json_column_is_opt_in(tmp_path: 
     conn = index.store.conn
     assert {r[0] for r in conn.execute("SELECT embedding FROM chunks")} == {""}
     assert {r[0] for r in conn.execute("SELECT typeof(embedding) FROM chunk_vectors")} == {"blob"}
-    assert {r[0] for r in conn.execute("SELECT length(embedding) FROM embedding_cache")} == {64}
+    assert {r[0] for r in conn.execute("SELECT length(embedding) FROM chunk_vectors")} == {64}
+    # each vector once: the window rows are the cache entries of the indexed text (test_compact_storage.py)
+    assert conn.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0] == 0
     spec = make_index(
         workspace,
         HashingProvider(dims=16),
@@ -249,7 +251,9 @@ def test_a_version_1_index_is_rebuilt_in_the_compact_format(tmp_path: Path, make
     assert "storage format" in index.full_reindex_reason()
     index.sync()
     assert index.search("a828e60", mode="keyword").results
-    assert index.store.conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    from mdrecall.store import SCHEMA_VERSION
+
+    assert index.store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_keyword_ranking_without_common_terms_matches_full_bm25(tmp_path: Path, monkeypatch) -> None:

@@ -39,19 +39,41 @@ def test_streamed_sync_writes_what_a_single_pass_writes(tmp_path: Path, make_ind
     assert "sk-live" not in "".join(r[4] for r in _rows(streamed))  # redaction holds on the second read too
 
 
-def test_a_file_gone_before_its_batch_is_reported_not_fatal(tmp_path: Path, make_index, monkeypatch) -> None:
+def _between_walks(monkeypatch, change) -> None:  # type: ignore[no-untyped-def]
+    """Run `change()` after the counting walk, before the walk that indexes."""
+    iter_changed, calls = sync._iter_changed, []
+
+    def hooked(store, files, config, report, indexed=None, keep_chunks=True):  # type: ignore[no-untyped-def]
+        calls.append(keep_chunks)
+        if keep_chunks and calls[:-1] == [False]:
+            change()
+        return iter_changed(store, files, config, report, indexed, keep_chunks)
+
+    monkeypatch.setattr(sync, "_iter_changed", hooked)
+
+
+def test_a_file_gone_between_the_walks_is_not_fatal(tmp_path: Path, make_index, monkeypatch) -> None:
     ws = tmp_path / "ws"
     _workspace(ws)
     monkeypatch.setattr(sync, "STREAM_ABOVE_BYTES", 0)
-    reread = sync._reread
-
-    def vanish_then_reread(item, config, report):  # the file disappears between counting and indexing
-        if item.file.path == "memory/2024-02-03.md" and item.chunks is None:
-            (ws / item.file.path).unlink()
-        return reread(item, config, report)
-
-    monkeypatch.setattr(sync, "_reread", vanish_then_reread)
+    _between_walks(monkeypatch, lambda: (ws / "memory/2024-02-03.md").unlink())
     index = make_index(ws, HashingProvider())
-    report = index.sync(chunk_progress=lambda done, total: None)  # totals asked for: the counting pass runs
-    assert any(path == "memory/2024-02-03.md" and "unreadable" in why for path, why in report.skipped)
+    seen: list[tuple[int, int]] = []
+    report = index.sync(chunk_progress=lambda done, total: seen.append((done, total)))  # totals: counting walk
     assert report.files_indexed == 28  # 29 files, one gone
+    paths = {r[0] for r in index.store.conn.execute("SELECT path FROM files")}
+    assert "memory/2024-02-03.md" not in paths and len(paths) == 28
+    assert all(done <= total for done, total in seen)
+
+
+def test_a_file_grown_too_large_between_the_walks_is_reported_once(tmp_path: Path, make_index, monkeypatch) -> None:
+    ws = tmp_path / "ws"
+    _workspace(ws)
+    monkeypatch.setattr(sync, "STREAM_ABOVE_BYTES", 0)
+    big = ws / "memory/2024-02-05.md"
+    _between_walks(monkeypatch, lambda: big.write_text("- a line that makes the note too large\n" * 500))
+    index = make_index(ws, HashingProvider(), {"maxFileBytes": 15_000})
+    report = index.sync(chunk_progress=lambda done, total: None)
+    reasons = [why for path, why in report.skipped if path == "memory/2024-02-05.md"]
+    assert len(reasons) == 1 and "too large" in reasons[0]
+    assert report.files_indexed == 28

@@ -169,3 +169,23 @@ def test_relaxed_results_accept_other_forms_of_a_word(tmp_path: Path, make_index
     response = index.search("where does the gateway run", min_score=0.99)
     assert [r.path for r in response.results] == ["memory/2026-11-01.md"] and response.relaxed
     assert index.search("where does the gateway fly", min_score=0.99).results == []  # every keyword still needed
+
+
+def test_tiny_keyword_only_workspace_scores_by_keywords_held(tmp_path: Path, make_index) -> None:
+    ws = tmp_path / "ws"
+    write(ws, "MEMORY.md", "# Notes\n\nNightly backups go to the S3 bucket.\n")
+    write(ws, "memory/2026-11-01.md", "The gateway listens on port 8080.\n")
+    index = make_index(ws, None)  # two files: FTS5 clamps every IDF, so bm25 says ~0.000 for every match
+    index.sync()
+    response = index.search("gateway port")  # default minScore 0.35
+    assert [r.path for r in response.results] == ["memory/2026-11-01.md"] and not response.relaxed
+    assert response.results[0].score == 1.0
+    half = index.search("nightly gateway")
+    assert sorted(r.score for r in half.results) == [0.5, 0.5] and not half.relaxed
+
+
+def test_keyword_only_scores_stay_bm25_when_it_informs(workspace: Path, make_index) -> None:
+    index = make_index(workspace, None)
+    index.sync()
+    scores = [r.score for r in index.search("what are Dana's metric units?", min_score=0.0).results]
+    assert scores and scores[0] < 1.0 and scores == sorted(scores, reverse=True)

@@ -43,7 +43,7 @@ from .sync import (
     index_model,
     safe_reindex,
 )
-from .workspace import MemoryFile, line_range_text, list_memory_files, resolve_memory_path
+from .workspace import MemoryFile, MemoryWalk, line_range_text, list_memory_files, resolve_memory_path
 
 try:  # POSIX advisory locks; on platforms without fcntl the in-process lock still applies
     import fcntl
@@ -228,6 +228,11 @@ class MemoryIndex:
         self.discovery_skipped = []
         return list_memory_files(self.settings.workspace, self.config.extra_paths, self.discovery_skipped)
 
+    def discover_streamed(self) -> MemoryWalk:
+        """`discover` as a walk that starts again on each iteration: a single-pass sync holds no file list."""
+        self.discovery_skipped = []
+        return MemoryWalk(self.settings.workspace, self.config.extra_paths, self.discovery_skipped)
+
     @property
     def sessions_enabled(self) -> bool:
         return SESSIONS_SOURCE in self.config.sources
@@ -351,7 +356,7 @@ class MemoryIndex:
         try:
             self._check_owner(writer)
             self._dirty_hint = False
-            files = self.discover()
+            files = self.discover_streamed()
             sessions = self.discover_sessions()
             why = "forced" if force else self.full_reindex_reason(writer)
             if why is None:

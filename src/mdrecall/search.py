@@ -546,11 +546,32 @@ def _resolve_mode(provider: EmbeddingProvider | None, query_cfg: QueryConfig, mo
     return mode
 
 
+# bm25 relevance below this for every hit means FTS5 clamped every IDF (a word in half of the chunks or more
+# gets an IDF of 1e-6): bm25 then says nothing about how well a chunk matches.
+UNINFORMATIVE_BM25 = 1e-3
+
+
+def keyword_only_hits(keyword: Sequence[SearchRow]) -> list[Hit]:
+    """Keyword-mode hits scored by bm25, or by keyword coverage alone when bm25 carries no information.
+
+    In a workspace of a few files every query word sits in half of the chunks, so bm25 scores every match
+    ~0.000 and minScore hides them all (they came back only through the never-empty rule, with a notice). The
+    share of the query's keywords a chunk holds is then the honest score: 1.0 when it holds all of them;
+    bm25's order (term frequency, length) still ranks chunks holding the same share.
+    """
+    hits = merge_hybrid([], keyword, 0.0, 1.0)
+    if not hits or any(-row.score >= UNINFORMATIVE_BM25 for row in keyword):
+        return hits
+    for hit in hits:
+        hit.text_score = hit.score = float(hit.row.extra.get("coverage", 1.0))
+    return sorted(hits, key=lambda h: -h.score)  # stable: bm25's order (term frequency) among equal shares
+
+
 def _fuse(
     store: Store, query_cfg: QueryConfig, mode: SearchMode, vector: list[SearchRow], keyword: list[SearchRow]
 ) -> list[Hit]:
     if mode == "keyword":
-        return merge_hybrid([], keyword, 0.0, 1.0)
+        return keyword_only_hits(keyword)
     if mode == "vector":
         return merge_hybrid(vector, [], 1.0, 0.0)
     vector_weight, text_weight = query_cfg.hybrid.normalized_weights()

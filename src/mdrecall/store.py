@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -27,20 +28,36 @@ from .index_identity import APPLICATION_ID, check_index_path, remove_own_db_file
 
 META_KEY = "memory_index_meta_v1"
 VECTOR_GENERATION_KEY = "vector_generation"
+# who embedded the hashed rows of chunk_vectors (JSON [provider, model, provider_key]): they serve as cache
+# entries for that identity only
+VECTOR_IDENTITY_KEY = "vector_identity"
 # 2: vectors as float32 blobs in chunk_vectors (one row per chunk window), cache as float32 blobs, contentless
 # FTS. A version-1 file still opens (same spec tables); its meta lacks the storage format, so the next sync
 # rebuilds it in the new format (reusing its embedding cache).
-SCHEMA_VERSION = 2
-STORAGE_FORMAT = 2
+# 3: each window vector stored once. chunk_vectors rows carry the window text's hash and are the cache entries
+# of the text the index holds; embedding_cache keeps only vectors no chunk uses (a deleted file's, an old
+# version's) and keys them by the 32-byte hash. A version-2 file gets the hash column on its first read-write
+# open (an ALTER, no rewrite); its meta's storage format makes the next sync rebuild it, seeded with its cache.
+SCHEMA_VERSION = 3
+STORAGE_FORMAT = 3
 EXPECTED_COLUMNS = {
     "meta": ("key", "value"),
     "files": ("path", "source", "hash", "mtime", "size"),
     "chunks": ("id", "path", "source", "start_line", "end_line", "hash", "model", "text", "embedding", "updated_at"),
     "embedding_cache": ("provider", "model", "provider_key", "hash", "embedding", "dims", "updated_at"),
-    "chunk_vectors": ("chunk_rowid", "window", "embedding"),
+    "chunk_vectors": ("chunk_rowid", "window", "embedding", "hash"),
 }
+# layouts of older versions that still open (and are migrated on a read-write open)
+LEGACY_COLUMNS = {"chunk_vectors": ("chunk_rowid", "window", "embedding")}
 VectorEngine = Literal["numpy", "sqlite-vec"]
+# How vectors are stored on disk (store.vector.encoding). float32 is exact; float16 and int8 (one float32
+# scale per vector) are decoded to float32 when read, so search always runs on a float32 matrix.
+VectorEncoding = Literal["float32", "float16", "int8"]
 CACHE_LOOKUP_BATCH = 400
+_CACHE_INSERT = (
+    "INSERT OR IGNORE INTO embedding_cache(provider, model, provider_key, hash, embedding, dims, updated_at) "
+    "VALUES(?, ?, ?, ?, ?, ?, ?)"
+)
 VEC0_MAX_K = 4096  # sqlite-vec's limit on k
 # Keyword search in large indexes: terms in more than COMMON_TERM_SHARE of the chunks (bm25 IDF ~ 0) are
 # left out of the ranking (see Store._ranked_rowids); estimated from 3 windows of COMMON_TERM_SAMPLE rowids.
@@ -88,15 +105,19 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
   updated_at INTEGER NOT NULL,
   PRIMARY KEY (provider, model, provider_key, hash)
 );
--- Departure from the spec (measured, see README "Benchmarks"): vectors live here as float32 blobs, one row
--- per embedded window of a chunk (a chunk scores as its best window); chunks.embedding holds '' unless
+-- Departure from the spec (measured, see README "Benchmarks"): vectors live here as blobs (float32 unless
+-- store.vector.encoding says otherwise), one row per embedded window of a chunk (a chunk scores as its best
+-- window), with the 32-byte hash of the window's text: these rows are also the embedding cache of the text
+-- the index holds (embedding_cache keeps only vectors no chunk uses). chunks.embedding holds '' unless
 -- store.vector.jsonEmbeddings asks for the spec's JSON copy. mdrecall never shares this file with OpenClaw.
 CREATE TABLE IF NOT EXISTS chunk_vectors (
   chunk_rowid INTEGER NOT NULL,
   window INTEGER NOT NULL DEFAULT 0,
-  embedding BLOB NOT NULL
+  embedding BLOB NOT NULL,
+  hash BLOB
 );
 CREATE INDEX IF NOT EXISTS idx_chunk_vectors_chunk ON chunk_vectors(chunk_rowid);
+CREATE INDEX IF NOT EXISTS idx_chunk_vectors_hash ON chunk_vectors(hash) WHERE hash IS NOT NULL;
 CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS idx_chunks_source ON chunks(source);
 CREATE INDEX IF NOT EXISTS idx_chunks_path_source ON chunks(path, source);
@@ -167,6 +188,8 @@ class ChunkRow:
     embedding: np.ndarray | None = None
     # context prefix (chunk_context: log date, heading path) keyword-indexed with the text, never stored as it
     context: str = ""
+    # per window, the hash (hex) of the text embedded: the window's row then serves as its cache entry
+    window_hashes: Sequence[str] | None = None
 
 
 @dataclass(slots=True)
@@ -212,13 +235,101 @@ def vector_to_blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
-def blob_to_vector(value: bytes | str) -> np.ndarray:
-    """A stored vector: a float32 blob, or JSON text (the spec's format, and caches from version-1 files)."""
+# Tags of the compact encodings. A float32 blob is the raw vector (its length a multiple of 4); a compact
+# blob starts with its tag and its length is never a multiple of 4 (int8 adds a pad byte when it would be).
+_TAG_FLOAT16 = 2
+_TAG_INT8 = 1
+_TAG_INT8_PADDED = 0x11
+
+
+def encode_vector(vector: np.ndarray, encoding: VectorEncoding = "float32") -> bytes:
+    """One vector as stored: raw float32, or tagged float16, or tagged int8 with a float32 scale."""
     import numpy as np
 
-    if isinstance(value, bytes):
+    arr = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if encoding == "float16":
+        return bytes([_TAG_FLOAT16]) + arr.astype(np.float16).tobytes()
+    if encoding == "int8":
+        peak = float(np.max(np.abs(arr))) if arr.size else 0.0
+        scale = peak / 127.0 if peak > 0 else 1.0
+        quantized = np.clip(np.rint(arr / scale), -127, 127).astype(np.int8)
+        body = np.float32(scale).tobytes() + quantized.tobytes()
+        if (len(body) + 1) % 4 == 0:
+            return bytes([_TAG_INT8_PADDED]) + body + b"\0"
+        return bytes([_TAG_INT8]) + body
+    return arr.tobytes()
+
+
+def blob_to_vector(value: bytes | str) -> np.ndarray:
+    """A stored vector as float32: any encoding_vector blob, or JSON text (the spec's format, and caches
+    from version-1 files)."""
+    import numpy as np
+
+    if isinstance(value, str):
+        return np.asarray(json.loads(value), dtype=np.float32)
+    if len(value) % 4 == 0:
         return np.frombuffer(value, dtype=np.float32).copy()
-    return np.asarray(json.loads(value), dtype=np.float32)
+    tag = value[0]
+    if tag == _TAG_FLOAT16:
+        return np.frombuffer(value, dtype=np.float16, offset=1).astype(np.float32)
+    end = len(value) - (1 if tag == _TAG_INT8_PADDED else 0)
+    scale = np.frombuffer(value, dtype=np.float32, count=1, offset=1)[0]
+    return np.frombuffer(value[5:end], dtype=np.int8).astype(np.float32) * scale
+
+
+def decode_blocks(rows: Iterable[tuple[int, bytes]], block: int = 8192) -> Iterator[tuple[int, bytes]]:
+    """(rowid, stored blob) rows as (rowid, float32 blob) rows: what VectorMatrix.from_rows reads. float32
+    rows pass through; compact ones are decoded a block at a time (one numpy pass per block and width)."""
+    import numpy as np
+
+    rows = iter(rows)
+    while True:
+        chunk = list(itertools.islice(rows, block))
+        if not chunk:
+            return
+        if all(isinstance(b, bytes) and len(b) % 4 == 0 for _, b in chunk):
+            yield from chunk
+            continue
+        by_shape: dict[tuple[int, int], list[int]] = {}
+        for i, (_, blob) in enumerate(chunk):
+            if isinstance(blob, bytes) and len(blob) % 4:
+                by_shape.setdefault((len(blob), blob[0]), []).append(i)
+        decoded: dict[int, bytes] = {}
+        for (length, tag), members in by_shape.items():
+            raw = np.frombuffer(b"".join(chunk[i][1] for i in members), dtype=np.uint8).reshape(len(members), length)
+            if tag == _TAG_FLOAT16:
+                flat = raw[:, 1:].copy().view(np.float16).astype(np.float32)
+            elif tag in (_TAG_INT8, _TAG_INT8_PADDED):
+                end = length - (1 if tag == _TAG_INT8_PADDED else 0)
+                scales = raw[:, 1:5].copy().view(np.float32)
+                flat = raw[:, 5:end].copy().view(np.int8).astype(np.float32) * scales
+            else:
+                continue
+            for i, row in zip(members, flat, strict=True):
+                decoded[i] = row.tobytes()
+        for i, (rowid, blob) in enumerate(chunk):
+            yield rowid, decoded.get(i, blob)
+
+
+def vector_dims(blob: bytes) -> int:
+    """The width of a stored vector, read from its length and tag."""
+    if len(blob) % 4 == 0:
+        return len(blob) // 4
+    if blob[0] == _TAG_FLOAT16:
+        return (len(blob) - 1) // 2
+    return len(blob) - 5 - (1 if blob[0] == _TAG_INT8_PADDED else 0)
+
+
+def hash_key(text_hash: str) -> bytes | str:
+    """The stored form of a text hash: the 32 bytes of a SHA-256 hex digest (half its length), else as is."""
+    if len(text_hash) == 64:
+        with contextlib.suppress(ValueError):
+            return bytes.fromhex(text_hash)
+    return text_hash
+
+
+def hash_hex(key: bytes | str) -> str:
+    return key.hex() if isinstance(key, bytes) else str(key)
 
 
 def _vector_to_json(vector: np.ndarray | None) -> str:
@@ -241,6 +352,44 @@ def _windows_of(vector: np.ndarray | None) -> np.ndarray | None:
     return arr.reshape(1, -1) if arr.ndim == 1 else arr
 
 
+def _parse_identity(value: str | None) -> tuple[str, str, str] | None:
+    try:
+        parsed = json.loads(value) if value else None
+    except json.JSONDecodeError:
+        return None
+    if isinstance(parsed, list) and len(parsed) == 3 and all(isinstance(x, str) for x in parsed):
+        return (parsed[0], parsed[1], parsed[2])
+    return None
+
+
+def cache_rows(conn: apsw.Connection) -> Iterator[tuple[str, str, str, str, np.ndarray]]:
+    """Every cached vector of an index file as (provider, model, provider_key, hex hash, float32 vector):
+    embedding_cache, then the hashed window rows under the identity that embedded them (a copy to another
+    backend must carry both, or it would embed the indexed text again)."""
+    for provider, model, key, text_hash, blob in conn.execute(
+        "SELECT provider, model, provider_key, hash, embedding FROM embedding_cache"
+    ):
+        yield provider, model, key, hash_hex(text_hash), blob_to_vector(blob)
+    if "hash" not in {r[1] for r in conn.execute("PRAGMA table_info(chunk_vectors)")}:
+        return
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (VECTOR_IDENTITY_KEY,)).fetchone()
+    identity = _parse_identity(row[0] if row else None)
+    if identity is None:
+        return
+    seen: set[bytes] = set()
+    for key, blob in conn.execute("SELECT hash, embedding FROM chunk_vectors WHERE hash IS NOT NULL"):
+        if key not in seen:
+            seen.add(key)
+            yield (*identity, hash_hex(key), blob_to_vector(blob))
+
+
+def _window_keys(hashes: Sequence[str] | None, count: int) -> list[bytes | str | None]:
+    """The stored hash of each window, or None for all when they are not known (or do not match in number)."""
+    if hashes is None or len(hashes) != count:
+        return [None] * count
+    return [hash_key(h) for h in hashes]
+
+
 def _sqlite_vec_path(extension_path: str | None) -> str:
     """The vec0 library inside the sqlite-vec package, found without importing it (its module imports numpy,
     which keyword-only start-up never needs)."""
@@ -258,6 +407,7 @@ class Store:
     `engine` picks the vector search: "numpy" (default, exact, over a float32 matrix read from
     chunk_vectors) or "sqlite-vec" (the spec's vec0 table `chunks_vec`, kept in step, queried by KNN).
     `json_embeddings` also writes the spec's JSON vector into chunks.embedding (off: it would double the file).
+    `encoding` is how new vectors are written (rows of any encoding are read).
     `exact_vectors` keeps the numpy engine exact at every size (no int8 first pass, vector_index.py).
     """
 
@@ -269,6 +419,7 @@ class Store:
         read_only: bool = False,
         engine: VectorEngine = "numpy",
         json_embeddings: bool = False,
+        encoding: VectorEncoding = "float32",
         exact_vectors: bool = False,
     ) -> None:
         self.path = Path(path)
@@ -276,6 +427,11 @@ class Store:
         self.read_only = read_only
         self.engine: VectorEngine = engine
         self.json_embeddings = json_embeddings
+        self.encoding: VectorEncoding = encoding
+        # the vectors of deleted chunks move to embedding_cache (off when the cache is: nothing would read them)
+        self.keep_deleted_vectors = True
+        self._identity: tuple[str, str, str] | None = None
+        self._identity_read = False
         self._matrix: VectorMatrix | None = None
         self._matrix_token: tuple[int, str | None] | None = None
         # _common_terms' answers while the index stays the same: (data_version, total_changes) -> term -> bool
@@ -298,8 +454,9 @@ class Store:
                 self._claim()
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=NORMAL")
+                self._migrate()
                 self.conn.execute(SCHEMA)
-                if version == 0:
+                if version != SCHEMA_VERSION:
                     self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except (apsw.CorruptError, apsw.NotADBError, apsw.SQLError) as err:
             self.close()
@@ -320,16 +477,26 @@ class Store:
     def _check_schema_version(self) -> int:
         """Refuse files written by an unknown schema version (the caller rebuilds them from markdown)."""
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (0, 1, SCHEMA_VERSION):
+        if version not in (0, 1, 2, SCHEMA_VERSION):
             raise StoreCorruptError(f"index schema version {version} is not supported (expected {SCHEMA_VERSION})")
         return int(version)
 
     def _check_columns(self) -> None:
-        """Tables that exist with other columns (another tool's file, an old layout) are not ours."""
+        """Tables that exist with other columns (another tool's file, an unknown layout) are not ours."""
         for table, expected in EXPECTED_COLUMNS.items():
             columns = tuple(r[1] for r in self.conn.execute(f"PRAGMA table_info({table})"))
-            if columns and columns != expected:
+            if columns and columns != expected and columns != LEGACY_COLUMNS.get(table):
                 raise StoreCorruptError(f"table {table} has columns {columns}, expected {expected}")
+
+    def _migrate(self) -> None:
+        """A version-2 chunk_vectors gets its hash column (NULL in old rows: they serve no cache lookups).
+
+        Nothing else is rewritten here: the stored storage format (2) makes the next sync rebuild the index,
+        seeded from this file's embedding cache (`copy_cache_from`), so no window is embedded again."""
+        columns = tuple(r[1] for r in self.conn.execute("PRAGMA table_info(chunk_vectors)"))
+        if columns == LEGACY_COLUMNS["chunk_vectors"]:
+            with self.transaction():
+                self.conn.execute("ALTER TABLE chunk_vectors ADD COLUMN hash BLOB")
 
     # -- setup -------------------------------------------------------------------------------------
 
@@ -355,8 +522,8 @@ class Store:
     def _vec_table_dims(self) -> int | None:
         """Width of the stored vectors: chunks_vec's declared width (vec0 engine) or the first stored blob."""
         if not self.uses_vec0:
-            first = self.conn.execute("SELECT length(embedding) FROM chunk_vectors LIMIT 1").fetchone()
-            return int(first[0]) // 4 if first and first[0] else None
+            first = self.conn.execute("SELECT embedding FROM chunk_vectors LIMIT 1").fetchone()
+            return vector_dims(bytes(first[0])) if first and first[0] else None
         row = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
         if not row or not row[0]:
             return None
@@ -468,6 +635,25 @@ class Store:
         self._matrix = None
         self.write_meta_value(VECTOR_GENERATION_KEY, uuid.uuid4().hex)
 
+    def vector_identity(self) -> tuple[str, str, str] | None:
+        """(provider, model, provider_key) that embedded the hashed rows of chunk_vectors, if recorded."""
+        if not self._identity_read:
+            self._identity = _parse_identity(self.read_meta_value(VECTOR_IDENTITY_KEY))
+            self._identity_read = True
+        return self._identity
+
+    def set_vector_identity(self, provider: str, model: str, provider_key: str) -> None:
+        """Record who embeds the vectors written from now on. Rows of another identity keep their vectors
+        but lose their hashes: they must never answer a cache lookup for this one."""
+        identity = (provider, model, provider_key)
+        if self.vector_identity() == identity:
+            return
+        with self.transaction():
+            if self.vector_identity() is not None:
+                self.conn.execute("UPDATE chunk_vectors SET hash = NULL WHERE hash IS NOT NULL")
+            self.write_meta_value(VECTOR_IDENTITY_KEY, json.dumps(list(identity)))
+        self._identity, self._identity_read = identity, True
+
     # -- files and chunks --------------------------------------------------------------------------
 
     def get_files(self, source: str) -> dict[str, FileRow]:
@@ -494,6 +680,7 @@ class Store:
         if not found:
             return
         rowids = [(r[0],) for r in found]
+        self._keep_in_cache(rowids)
         before = self.conn.total_changes()
         self.conn.executemany("DELETE FROM chunk_vectors WHERE chunk_rowid = ?", rowids)
         deleted_vectors = self.conn.total_changes() - before
@@ -505,11 +692,33 @@ class Store:
         if deleted_vectors:
             self._vectors_changed()
 
+    def _keep_in_cache(self, rowids: Sequence[tuple[int]]) -> None:
+        """Move the hashed vectors of chunks about to go into embedding_cache (unless another chunk still
+        holds the same text): an edited or deleted file's windows stay cached without being stored twice."""
+        identity = self.vector_identity()
+        if identity is None or not self.keep_deleted_vectors:
+            return
+        stamp = now_ms()
+        for (rowid,) in rowids:
+            moved = self.conn.execute(
+                "SELECT v.hash, v.embedding FROM chunk_vectors v WHERE v.chunk_rowid = ? AND v.hash IS NOT NULL "
+                "AND NOT EXISTS (SELECT 1 FROM chunk_vectors o WHERE o.hash = v.hash AND o.chunk_rowid != ?)",
+                (rowid, rowid),
+            ).fetchall()
+            self.conn.executemany(
+                _CACHE_INSERT,
+                [(*identity, key, blob, vector_dims(bytes(blob)), stamp) for key, blob in moved],
+            )
+
     def insert_chunks(self, rows: Sequence[ChunkRow]) -> None:
         """Write new chunks to chunks, chunk_vectors (one row per window), chunks_fts, and chunks_vec (vec0
-        engine only). The caller removes a file's previous chunks first (`delete_chunks_for`)."""
+        engine only). The caller removes a file's previous chunks first (`delete_chunks_for`).
+
+        A window written with its text hash becomes the cache entry of that text: an embedding_cache row of
+        the same text (the store's identity) is dropped, so each vector is stored once."""
         stamp = now_ms()
         wrote_vectors = False
+        identity = self.vector_identity()
         for row in rows:
             windows = _windows_of(row.embedding)
             spec_json = _vector_to_json(windows[0]) if self.json_embeddings and windows is not None else ""
@@ -531,10 +740,17 @@ class Store:
             )
             rowid = self.conn.last_insert_rowid()
             if windows is not None:
+                keys = _window_keys(row.window_hashes, len(windows))
                 self.conn.executemany(
-                    "INSERT INTO chunk_vectors(chunk_rowid, window, embedding) VALUES(?, ?, ?)",
-                    [(rowid, i, vector_to_blob(w)) for i, w in enumerate(windows)],
+                    "INSERT INTO chunk_vectors(chunk_rowid, window, embedding, hash) VALUES(?, ?, ?, ?)",
+                    [(rowid, i, encode_vector(w, self.encoding), keys[i]) for i, w in enumerate(windows)],
                 )
+                if identity is not None:
+                    self.conn.executemany(
+                        "DELETE FROM embedding_cache WHERE provider = ? AND model = ? AND provider_key = ? "
+                        "AND hash = ?",
+                        [(*identity, key) for key in keys if key is not None],
+                    )
                 wrote_vectors = True
                 if self.uses_vec0 and self.vector.dims == windows.shape[1]:
                     # an orphan vector row (e.g. left by a crash between tables) must not block the insert
@@ -566,20 +782,25 @@ class Store:
         return int(row.fetchone()[0])
 
     def set_chunk_vector(self, chunk_id: str, vector: np.ndarray) -> None:
-        """Give a pending chunk its vector (chunk_vectors, the spec's JSON column and vec0 when in use)."""
+        """Give a pending chunk its vectors, one row per window (chunk_vectors, the spec's JSON column and vec0
+        when in use). Their text hashes are not known here: these rows answer no cache lookup."""
         found = self.conn.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
-        if found is None:
+        windows = _windows_of(vector)
+        if found is None or windows is None:
             return
         rowid = int(found[0])
         self.conn.execute("DELETE FROM chunk_vectors WHERE chunk_rowid = ?", (rowid,))
-        self.conn.execute(
-            "INSERT INTO chunk_vectors(chunk_rowid, window, embedding) VALUES(?, 0, ?)", (rowid, vector_to_blob(vector))
+        self.conn.executemany(
+            "INSERT INTO chunk_vectors(chunk_rowid, window, embedding) VALUES(?, ?, ?)",
+            [(rowid, i, encode_vector(w, self.encoding)) for i, w in enumerate(windows)],
         )
         if self.json_embeddings:
-            self.conn.execute("UPDATE chunks SET embedding = ? WHERE rowid = ?", (_vector_to_json(vector), rowid))
-        if self.uses_vec0 and self.vector.dims == len(vector):
+            self.conn.execute("UPDATE chunks SET embedding = ? WHERE rowid = ?", (_vector_to_json(windows[0]), rowid))
+        if self.uses_vec0 and self.vector.dims == windows.shape[1]:
             self.conn.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))
-            self.conn.execute("INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (chunk_id, vector_to_blob(vector)))
+            self.conn.execute(
+                "INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (chunk_id, vector_to_blob(windows[0]))
+            )
         self._vectors_changed()
 
     def counts(self) -> dict[str, dict[str, int]]:
@@ -598,58 +819,70 @@ class Store:
     # -- embedding cache ---------------------------------------------------------------------------
 
     def cache_get(self, provider: str, model: str, provider_key: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        """Cached vectors for the given text hashes (looked up in batches of 400)."""
-
-        wanted = list(dict.fromkeys(hashes))
+        """Cached vectors for the given text hashes (looked up in batches of 400): the index's own window rows
+        (when this identity embedded them), then embedding_cache."""
+        wanted = {hash_key(h): h for h in hashes}
         found: dict[str, np.ndarray] = {}
-        for start in range(0, len(wanted), CACHE_LOOKUP_BATCH):
-            batch = wanted[start : start + CACHE_LOOKUP_BATCH]
-            marks = ",".join("?" * len(batch))
-            rows = self.conn.execute(
-                f"SELECT hash, embedding, dims FROM embedding_cache WHERE provider = ? AND model = ? "
-                f"AND provider_key = ? AND hash IN ({marks})",
-                (provider, model, provider_key, *batch),
-            )
-            for text_hash, blob, dims in rows:
-                vector = blob_to_vector(blob)
-                if dims and vector.size != dims:  # several windows, stored as one (windows * dims) blob
-                    vector = vector.reshape(-1, dims)
-                found[text_hash] = vector
+        keys = list(wanted)
+        if self.vector_identity() == (provider, model, provider_key):
+            for blob_key, blob in self._batched(
+                "SELECT hash, embedding FROM chunk_vectors WHERE hash IN ({marks})", (), keys
+            ):
+                found.setdefault(wanted[blob_key], blob_to_vector(blob))
+            keys = [k for k in keys if wanted[k] not in found]
+        for key, blob, dims in self._batched(
+            "SELECT hash, embedding, dims FROM embedding_cache WHERE provider = ? AND model = ? "
+            "AND provider_key = ? AND hash IN ({marks})",
+            (provider, model, provider_key),
+            keys,
+        ):
+            vector = blob_to_vector(blob)
+            if dims and vector.size != dims:  # several windows, stored as one (windows * dims) blob
+                vector = vector.reshape(-1, dims)
+            found[wanted[key]] = vector
         return found
 
+    def _batched(self, sql: str, params: tuple, keys: Sequence[Any]) -> Iterator[tuple]:
+        for start in range(0, len(keys), CACHE_LOOKUP_BATCH):
+            batch = keys[start : start + CACHE_LOOKUP_BATCH]
+            yield from self.conn.execute(sql.format(marks=",".join("?" * len(batch))), (*params, *batch))
+
     def cache_touch(self, provider: str, model: str, provider_key: str, hashes: Iterable[str]) -> None:
-        """Mark cache entries as used now, so LRU eviction keeps what is in use."""
+        """Mark cache entries as used now, so LRU eviction keeps what is in use (window rows of the index are
+        never evicted: they have no stamp to renew)."""
         stamp = now_ms()
         for text_hash in hashes:
             self.conn.execute(
                 "UPDATE embedding_cache SET updated_at = ? WHERE provider = ? AND model = ? "
                 "AND provider_key = ? AND hash = ?",
-                (stamp, provider, model, provider_key, text_hash),
+                (stamp, provider, model, provider_key, hash_key(text_hash)),
             )
 
     def cache_put(
         self, provider: str, model: str, provider_key: str, entries: Iterable[tuple[str, np.ndarray]]
     ) -> None:
-        """Store vectors as float32 blobs (dims = the width of one vector; windows are stacked)."""
+        """Store vectors in the store's encoding (dims = the width of one vector; windows are stacked)."""
         import numpy as np
 
         stamp = now_ms()
         for text_hash, vector in entries:
             arr = np.asarray(vector, dtype=np.float32)
             dims = int(arr.shape[-1]) if arr.ndim else 0
+            blob = encode_vector(arr, self.encoding) if arr.ndim == 1 else vector_to_blob(arr)
             self.conn.execute(
                 "INSERT INTO embedding_cache(provider, model, provider_key, hash, embedding, dims, updated_at) "
                 "VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(provider, model, provider_key, hash) DO UPDATE SET "
                 "embedding = excluded.embedding, dims = excluded.dims, updated_at = excluded.updated_at",
-                (provider, model, provider_key, text_hash, vector_to_blob(arr), dims, stamp),
+                (provider, model, provider_key, hash_key(text_hash), blob, dims, stamp),
             )
 
     def cache_evict(self, max_entries: int | None) -> int:
-        """Drop the least recently used entries beyond max_entries; returns how many were dropped."""
+        """Drop the least recently used entries of embedding_cache beyond max_entries (counting the index's
+        own window rows, which are never dropped: search needs them); returns how many were dropped."""
         if not max_entries:
             return 0
-        total = self.cache_count()
-        excess = total - max_entries
+        stored = self._cache_table_count()
+        excess = min(stored, stored + self._hashed_window_count() - max_entries)
         if excess <= 0:
             return 0
         self.conn.execute(
@@ -659,28 +892,56 @@ class Store:
         )
         return excess
 
-    def cache_count(self) -> int:
+    def _cache_table_count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0])
 
+    def _hashed_window_count(self) -> int:
+        if "hash" not in {r[1] for r in self.conn.execute("PRAGMA table_info(chunk_vectors)")}:
+            return 0  # a version-2 file opened read-only
+        sql = "SELECT COUNT(DISTINCT hash) FROM chunk_vectors WHERE hash IS NOT NULL"
+        return int(self.conn.execute(sql).fetchone()[0])
+
+    def cache_count(self) -> int:
+        """Cached vectors: the index's hashed window rows plus embedding_cache (vectors no chunk uses)."""
+        return self._cache_table_count() + self._hashed_window_count()
+
     def copy_cache_from(self, other_db: Path) -> int:
-        """Seed this store's embedding cache from another index file (used by the safe full reindex)."""
+        """Seed this store's embedding cache from another index file (used by the safe full reindex): its
+        embedding_cache and its hashed window rows (under the identity that embedded them). Keys of older
+        files (64 hex characters) are converted to the 32-byte form."""
         if not other_db.exists():
             return 0
         before = self.cache_count()
         self.conn.execute("ATTACH DATABASE ? AS old", (str(other_db),))
         try:
-            has_table = self.conn.execute(
-                "SELECT 1 FROM old.sqlite_master WHERE type = 'table' AND name = 'embedding_cache'"
-            ).fetchone()
-            if has_table:
-                with self.transaction():
+            tables = {r[0] for r in self.conn.execute("SELECT name FROM old.sqlite_master WHERE type = 'table'")}
+            with self.transaction():
+                if "embedding_cache" in tables:
                     self.conn.execute(
-                        "INSERT OR IGNORE INTO embedding_cache SELECT provider, model, provider_key, hash, "
-                        "embedding, dims, updated_at FROM old.embedding_cache"
+                        "INSERT OR IGNORE INTO embedding_cache SELECT provider, model, provider_key, "
+                        "CASE WHEN typeof(hash) = 'text' AND length(hash) = 64 THEN coalesce(unhex(hash), hash) "
+                        "ELSE hash END, embedding, dims, updated_at FROM old.embedding_cache"
                     )
+                self._copy_windows_from_attached(tables)
         finally:
             self.conn.execute("DETACH DATABASE old")
         return self.cache_count() - before
+
+    def _copy_windows_from_attached(self, tables: set[str]) -> None:
+        if "chunk_vectors" not in tables or "meta" not in tables:
+            return
+        if "hash" not in {r[1] for r in self.conn.execute("PRAGMA old.table_info(chunk_vectors)")}:
+            return
+        row = self.conn.execute("SELECT value FROM old.meta WHERE key = ?", (VECTOR_IDENTITY_KEY,)).fetchone()
+        identity = _parse_identity(row[0] if row else None)
+        if identity is None:
+            return
+        stamp = now_ms()
+        rows = self.conn.execute("SELECT hash, embedding FROM old.chunk_vectors WHERE hash IS NOT NULL")
+        self.conn.executemany(  # streamed: a large index's vectors never sit in memory at once
+            _CACHE_INSERT,
+            ((*identity, key, blob, vector_dims(bytes(blob)), stamp) for key, blob in rows),
+        )
 
     # -- queries -----------------------------------------------------------------------------------
 
@@ -883,12 +1144,13 @@ class Store:
         for start in range(0, len(ids), CACHE_LOOKUP_BATCH):
             batch = ids[start : start + CACHE_LOOKUP_BATCH]
             marks = ",".join("?" * len(batch))
-            for chunk_id, window, blob in self.conn.execute(
+            rows = self.conn.execute(
                 f"SELECT c.id, v.window, v.embedding FROM chunks c JOIN chunk_vectors v ON v.chunk_rowid = c.rowid "
                 f"WHERE c.id IN ({marks})",
                 tuple(batch),
-            ):
-                found.setdefault(str(chunk_id), []).append((int(window), bytes(blob)))
+            )
+            for (chunk_id, window), blob in decode_blocks(((r[0], r[1]), bytes(r[2])) for r in rows):
+                found.setdefault(str(chunk_id), []).append((int(window), blob))
         out: dict[str, np.ndarray] = {}
         for chunk_id, rows in found.items():
             rows.sort()
@@ -935,16 +1197,16 @@ class Store:
         if self._matrix is not None and self._matrix_token is not None and self._matrix_token[1] == token:
             self._matrix_token = (data_version, token)
             return self._matrix
-        first = self.conn.execute("SELECT length(embedding) FROM chunk_vectors LIMIT 1").fetchone()
+        first = self.conn.execute("SELECT embedding FROM chunk_vectors LIMIT 1").fetchone()
         if not first or not first[0]:
             self._matrix, self._matrix_token = None, (data_version, token)
             return None
         from .vector_index import VectorMatrix
 
-        dims = int(first[0]) // 4
+        dims = vector_dims(bytes(first[0]))
         count = int(self.conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0])
         rows = self.conn.execute("SELECT chunk_rowid, embedding FROM chunk_vectors")
-        self._matrix = VectorMatrix.from_rows(rows, dims, count)
+        self._matrix = VectorMatrix.from_rows(decode_blocks(rows), dims, count)  # compact rows decoded to float32
         self._matrix.exact = self.exact_vectors
         self._matrix.prepare()
         self._matrix_token = (data_version, token)

@@ -181,6 +181,8 @@ class _PendingFile:
 
     # how many chunks the file has (kept when the chunks themselves are not)
     chunk_count: int = 0
+    # per chunk, the hashes of its embedded windows' texts once embedded (stored with the vectors)
+    window_hashes: Sequence[Sequence[str]] | None = None
 
     def context(self, index: int) -> str:
         return self.contexts[index] if self.contexts is not None else ""
@@ -210,6 +212,8 @@ class Embedder:
         self.cache_hits = 0
         self.seconds = 0.0
         self.on_chunks = on_chunks  # called with how many more chunks are done (embedded or from the cache)
+        # per chunk of the last `embed` call, the hashes of its windows' texts (stored with the vectors)
+        self.window_hashes: list[list[str]] = []
 
     def _advance(self, count: int) -> None:
         if self.on_chunks is not None and count:
@@ -230,6 +234,8 @@ class Embedder:
         pairs = [(c, w) for c, ws in zip(chunks, per_chunk, strict=True) for w in ws]
         texts = [Chunk(c.start_line, c.end_line, w, hash_text(w)) for c, w in pairs]
         counts = [len(ws) for ws in per_chunk]
+        bounds = list(itertools.accumulate(counts, initial=0))
+        self.window_hashes = [[t.hash for t in texts[a:b]] for a, b in itertools.pairwise(bounds)]
         # a chunk progress callback (`on_chunks`, when the embedder has one) counts chunks, not windows
         outer = getattr(self, "on_chunks", None)
         if outer is not None:
@@ -393,10 +399,6 @@ def _unchanged_on_disk(row: FileRow | None, file: MemoryFile | SessionFile) -> b
 STREAM_ABOVE_BYTES = 64 * 1024 * 1024
 
 
-def _changed_bytes(files: Sequence[MemoryFile], indexed: dict[str, FileRow]) -> int:
-    return sum(f.size for f in files if not _unchanged_on_disk(indexed.get(f.path), f))
-
-
 def _chunked(file: MemoryFile, text: str, config: MemoryConfig) -> tuple[list[Chunk], list[str]]:
     chunks = chunk_markdown(text, config.chunking.tokens, config.chunking.overlap)
     return chunks, chunk_prefixes(file.path, text, [c.start_line for c in chunks])
@@ -410,23 +412,9 @@ def _memory_text(raw: bytes, config: MemoryConfig) -> tuple[str, bool]:
     return (redact(text) if config.redact_memory else text), replaced
 
 
-def _reread(item: _PendingFile, config: MemoryConfig, report: SyncReport) -> _PendingFile | None:
-    """A pending file whose chunks were not kept, read and chunked again (None if it cannot be read now)."""
-    if item.chunks is not None or not isinstance(item.file, MemoryFile):
-        return item
-    try:
-        raw = item.file.abs_path.read_bytes()
-    except OSError as err:
-        report.skipped.append((item.file.path, f"unreadable: {err.strerror or err}"))
-        return None
-    text, _ = _memory_text(raw, config)
-    chunks, contexts = _chunked(item.file, text, config)
-    return _PendingFile(item.file, hash_text(text), chunks, contexts=contexts, chunk_count=len(chunks))
-
-
 def _iter_changed(
     store: Store,
-    files: Sequence[MemoryFile],
+    files: Iterable[MemoryFile],
     config: MemoryConfig,
     report: SyncReport,
     indexed: dict[str, FileRow] | None = None,
@@ -464,7 +452,7 @@ def _iter_changed(
         chunks, contexts = _chunked(file, text, config)
         if keep_chunks:
             yield _PendingFile(file, file_hash, chunks, contexts=contexts, chunk_count=len(chunks))
-        else:  # the hash too is computed again when the file is read again (`_reread`)
+        else:  # a counting walk: the file is read again when its group comes
             yield _PendingFile(file, "", None, chunk_count=len(chunks))
 
 
@@ -493,6 +481,7 @@ def _windows(pending: Iterable[_PendingFile], max_chunks: int) -> Iterator[list[
 def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray | None], model: str) -> None:
     rows = []
     seen: set[str] = set()
+    hashes = item.window_hashes if item.window_hashes is not None else [None] * len(item.chunks)
     for index, (chunk, vector) in enumerate(zip(item.chunks, vectors, strict=True)):
         start, end = item.line_range(index)
         located = Chunk(start, end, chunk.text, chunk.hash)
@@ -512,6 +501,7 @@ def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray |
                 text=chunk.text,
                 embedding=vector,
                 context=item.context(index),
+                window_hashes=hashes[index] if vector is not None else None,
             )
         )
     with store.transaction():
@@ -566,6 +556,57 @@ def _vanished(indexed: dict[str, FileRow], files: Sequence[MemoryFile | SessionF
     return sorted(set(indexed).difference(f.path for f in files))
 
 
+class _CountedWalk:
+    """The discovered files, counted as a single-pass sync walks them: how many there were, and how many of
+    them are indexed, which tells whether any indexed file vanished without a set of every present path."""
+
+    def __init__(self, files: Iterable[MemoryFile], indexed: dict[str, FileRow]) -> None:
+        self.files, self.indexed = files, indexed
+        self.count = self.present = 0
+
+    def __iter__(self) -> Iterator[MemoryFile]:
+        self.count = self.present = 0
+        for file in self.files:
+            self.count += 1
+            self.present += file.path in self.indexed
+            yield file
+
+    def vanished(self) -> list[str]:
+        """Indexed paths not walked, sorted; walks the files again only when some are gone."""
+        if self.present >= len(self.indexed):
+            return []
+        return sorted(set(self.indexed).difference(f.path for f in self.files))
+
+    def changed_bytes(self) -> int:
+        """Bytes of the files that differ from their row by mtime or size (a walk of stat results only)."""
+        return sum(f.size for f in self if not _unchanged_on_disk(self.indexed.get(f.path), f))
+
+
+def _counted_then_streamed(
+    store: Store, walk: _CountedWalk, config: MemoryConfig, report: SyncReport, sessions: Iterable[_PendingFile]
+) -> tuple[Iterable[_PendingFile], int, int]:
+    """(pending files, their count, their chunks) for a large change with progress totals: a counting walk
+    reads and chunks each changed file and keeps only the counts, then a second walk reads each file again as
+    its group is embedded. Memory stays at one group whatever the number of files (100k files: a list of
+    pending files was ~40 MB). The first walk reports skipped files; the second one's bookkeeping is dropped,
+    so nothing is reported twice."""
+    files = chunks = 0
+    for item in _iter_changed(store, walk, config, report, walk.indexed, keep_chunks=False):
+        files, chunks = files + 1, chunks + item.chunk_count
+    listed = list(sessions)
+    second = SyncReport(reason=report.reason)
+    streamed = _then_new_skips(_iter_changed(store, walk, config, second, walk.indexed), second, report)
+    return itertools.chain(streamed, listed), files + len(listed), chunks + sum(i.chunk_count for i in listed)
+
+
+def _then_new_skips(items: Iterable[_PendingFile], second: SyncReport, report: SyncReport) -> Iterator[_PendingFile]:
+    """The second walk's files, then its skipped files that the first walk did not report (one that became
+    unreadable or too large in between)."""
+    yield from items
+    known = set(report.skipped)
+    report.skipped.extend(entry for entry in second.skipped if entry not in known)
+
+
 def _delete_vanished(store: Store, source: str, vanished: list[str], indexed: dict[str, FileRow]) -> int:
     """Drop the rows of files that are gone (and from `indexed`, which the caller reuses)."""
     for path in vanished:
@@ -579,7 +620,7 @@ def incremental_sync(
     store: Store,
     provider: EmbeddingProvider | None,
     config: MemoryConfig,
-    files: Sequence[MemoryFile],
+    files: Iterable[MemoryFile],
     progress: ProgressFn | None = None,
     reason: str = "manual",
     sessions: Sequence[SessionFile] | None = None,
@@ -589,12 +630,21 @@ def incremental_sync(
     """Index new and changed files (and transcripts, when given), drop vanished ones, then record the meta.
 
     `progress` counts files written; `chunk_progress` counts chunks embedded (or found in the cache),
-    which is where the time goes with a local model.
+    which is where the time goes with a local model. `files` may be a re-iterable stream (a walk that
+    starts again on each iteration): without progress callbacks it is walked once as files are written,
+    and once more only when some indexed file has vanished.
     """
     started = time.perf_counter()
-    report = SyncReport(reason=reason, files_scanned=len(files) + len(sessions or []))
+    one_pass = progress is None and chunk_progress is None
+    if isinstance(files, Iterator):  # a one-shot iterator cannot be walked again to find vanished files
+        files = list(files)
+    report = SyncReport(reason=reason)
     indexed = store.get_files(MEMORY_SOURCE)  # read once: a no-op sync of 10k files is mostly this and a walk
-    report.files_deleted = _delete_vanished(store, MEMORY_SOURCE, _vanished(indexed, files), indexed)
+    walk = _CountedWalk(files, indexed)
+    changed_bytes = 0
+    if not one_pass:  # totals are counted before anything is written, so vanished files can go first
+        changed_bytes = walk.changed_bytes()
+        report.files_deleted = _delete_vanished(store, MEMORY_SOURCE, walk.vanished(), indexed)
     if sessions is not None:
         indexed_sessions = store.get_files(SESSIONS_SOURCE)
         report.files_deleted += _delete_vanished(
@@ -606,16 +656,17 @@ def incremental_sync(
             yield from _read_changed_sessions(store, sessions, config, report, session_gate)
 
     pending: Iterable[_PendingFile]
-    if progress is None and chunk_progress is None:
+    if one_pass:
         # nobody asks for totals: one pass, each file read once and written with its group, so memory holds
         # one group of chunks whatever the number of files
-        pending = itertools.chain(_iter_changed(store, files, config, report, indexed), changed_sessions())
+        pending = itertools.chain(_iter_changed(store, walk, config, report, indexed), changed_sessions())
         total_chunks = pending_files = 0
-    else:
-        keep = _changed_bytes(files, indexed) <= STREAM_ABOVE_BYTES
-        listed = [*_iter_changed(store, files, config, report, indexed, keep_chunks=keep), *changed_sessions()]
+    elif changed_bytes <= STREAM_ABOVE_BYTES:  # the changed files are read once, and kept until written
+        listed = [*_iter_changed(store, walk, config, report, indexed), *changed_sessions()]
         total_chunks = sum(item.chunk_count for item in listed)
         pending, pending_files = listed, len(listed)
+    else:
+        pending, pending_files, total_chunks = _counted_then_streamed(store, walk, config, report, changed_sessions())
     chunks_done = 0
 
     def on_chunks(count: int) -> None:
@@ -630,22 +681,29 @@ def incremental_sync(
         chunk_progress(0, total_chunks)
     if provider is not None and provider.dims is not None:
         store.ensure_vector_table(provider.dims)
+    if provider is not None and hasattr(store, "set_vector_identity"):  # the window rows are this identity's cache
+        store.set_vector_identity(provider.id, provider.model, provider.provider_key)
+        store.keep_deleted_vectors = config.cache.enabled
     done = 0
     if progress:
         progress(0, pending_files, "indexing")
     for lazy_group in _windows(pending, EMBED_WINDOW_CHUNKS):
-        group = [ready for item in lazy_group if (ready := _reread(item, config, report)) is not None]
+        group = lazy_group
+        embedder.window_hashes = []
         vectors = _embed_or_defer(
             embedder,
             [c for item in group for c in item.chunks],
             report,
             [item.context(i) for item in group for i in range(len(item.chunks))],
         )
+        hashes = embedder.window_hashes or None
         if provider is not None and store.vector.dims is None and vectors and vectors[0] is not None:
             store.ensure_vector_table(len(vectors[0]))
         offset = 0
         for item in group:
-            _write_file(store, item, vectors[offset : offset + len(item.chunks)], model)
+            end = offset + len(item.chunks)
+            item.window_hashes = hashes[offset:end] if hashes else None
+            _write_file(store, item, vectors[offset:end], model)
             offset += len(item.chunks)
             done += 1
             report.files_indexed += 1
@@ -655,10 +713,16 @@ def incremental_sync(
             if provider is None:
                 on_chunks(len(item.chunks))
 
+    if one_pass:
+        report.files_deleted += _delete_vanished(store, MEMORY_SOURCE, walk.vanished(), indexed)
+    report.files_scanned = walk.count + len(sessions or [])
     if provider is not None and hasattr(store, "pending_vector_count"):  # stores without it: no pending vectors
         if report.provider_error is None:
             _fill_pending_vectors(store, embedder, model, report)
         report.vectors_pending = store.pending_vector_count(model)
+    if provider is not None and config.cache.enabled and config.cache.max_entries:
+        with store.transaction():  # the vectors of replaced windows moved to the cache while files were written
+            store.cache_evict(config.cache.max_entries)
     meta = expected_meta(provider, config)
     if provider is not None and meta["vectorDims"] is None:
         meta["vectorDims"] = store.vector.dims
@@ -683,7 +747,7 @@ def safe_reindex(
     open_store: Callable[[Path], Store],
     provider: EmbeddingProvider | None,
     config: MemoryConfig,
-    files: Sequence[MemoryFile],
+    files: Iterable[MemoryFile],
     progress: ProgressFn | None = None,
     reason: str = "manual",
     sessions: Sequence[SessionFile] | None = None,

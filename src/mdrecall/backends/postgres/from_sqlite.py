@@ -31,7 +31,7 @@ from ...chunking import hash_text
 from ...errors import MdrecallError
 from ...index_identity import APPLICATION_ID, check_index_path
 from ...redact import redact
-from ...store import META_KEY, ChunkRow, FileRow, blob_to_vector
+from ...store import META_KEY, ChunkRow, FileRow, blob_to_vector, cache_rows
 from ...sync import MEMORY_SOURCE, SKIPPED_HASH_PREFIX, decode_markdown
 from .store import PgStore
 
@@ -158,10 +158,8 @@ class SqliteSource:
         return out
 
     def cache_rows(self) -> Iterator[tuple[str, str, str, str, np.ndarray]]:
-        for provider, model, key, text_hash, blob in self.conn.execute(
-            "SELECT provider, model, provider_key, hash, embedding FROM embedding_cache"
-        ):
-            yield provider, model, key, text_hash, blob_to_vector(blob)
+        """The cache entries and the hashed window rows (which are the cache of the indexed text)."""
+        yield from cache_rows(self.conn)
 
 
 def _memory_texts(index: Any) -> dict[str, str]:
@@ -240,7 +238,7 @@ def _copy(
     index: Any, source: SqliteSource, target: PgStore, report: MigrationReport, progress: MigrateProgress | None
 ) -> None:
     """Files with their chunks and windows (one transaction per batch of files), then the embedding cache."""
-    total = source.count("chunks") + source.count("embedding_cache")
+    total = source.count("chunks") + source.count("embedding_cache") + source.count("chunk_vectors")
     done = 0
     texts = _memory_texts(index)
     batch_files: list[FileRow] = []

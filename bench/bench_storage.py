@@ -1,0 +1,163 @@
+"""Index size per chunk, split by table, through the real sync path.
+
+A synthetic workspace (bench_index.generate_workspace: notes of short bullet lines) is indexed by
+`incremental_sync` with a counting stand-in for the default model: provider id "local" with e5's 512-token
+input, so chunks are cut into windows exactly as for multilingual-e5-small (~5-7 windows per chunk of short
+bullet lines), and the identity strings (model name, 64-hex provider key, window hashes) have their real
+lengths. The same workspace is indexed again with one vector per chunk (a non-local provider id: the spec's
+layout), so both densities are measured. Vectors are random unit vectors (their bytes do not depend on what
+they mean).
+
+Per table (dbstat: pages of each b-tree, indexes counted with their table) and whole file + WAL, before and
+after the checkpoint a sync ends with. Figures are printed and written to bench/results/storage.json.
+
+    python bench/bench_storage.py                 # 3000 files (~3.6k chunks)
+    python bench/bench_storage.py --files 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_index import generate_workspace  # noqa: E402
+from mdrecall.config import parse_config  # noqa: E402
+from mdrecall.store import Store  # noqa: E402
+from mdrecall.sync import incremental_sync  # noqa: E402
+from mdrecall.workspace import list_memory_files  # noqa: E402
+
+DIMS = 384
+FLOAT32_VECTOR = DIMS * 4
+
+
+class RandomProvider:
+    """Deterministic random unit vectors per text; id "local" makes sync cut e5's windows."""
+
+    model = "multilingual-e5-small"
+    dims = DIMS
+    max_seq_length = 512
+
+    def __init__(self, windows: bool) -> None:
+        self.id = "local" if windows else "bench-remote"
+        self.provider_key = hashlib.sha256(self.id.encode()).hexdigest()
+        self.texts = 0
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        self.texts += len(texts)
+        out = np.empty((len(texts), DIMS), dtype=np.float32)
+        for i, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+            v = np.random.default_rng(seed).standard_normal(DIMS).astype(np.float32)
+            out[i] = v / np.linalg.norm(v)
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_batch([text])[0]
+
+
+def file_bytes(path: Path) -> int:
+    wal = Path(f"{path}-wal")
+    return path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+def _group(name: str) -> str:
+    if name.startswith("chunks_fts"):
+        return "fts"
+    if name == "chunks" or name.startswith(("idx_chunks_", "sqlite_autoindex_chunks_")):
+        return "chunks"
+    if name == "chunk_vectors" or name.startswith(("idx_chunk_vectors", "sqlite_autoindex_chunk_vectors")):
+        return "chunk_vectors"
+    if name == "embedding_cache" or name.startswith(("idx_embedding_cache", "sqlite_autoindex_embedding_cache")):
+        return "embedding_cache"
+    if name == "files" or name.startswith("sqlite_autoindex_files"):
+        return "files"
+    return "other"
+
+
+def table_bytes(store: Store) -> dict[str, dict[str, int]]:
+    """Bytes of each b-tree (dbstat) and of each table with its indexes."""
+    btrees = {str(n): int(b) for n, b in store.conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name")}
+    grouped: dict[str, int] = {}
+    for name, size in btrees.items():
+        grouped[_group(name)] = grouped.get(_group(name), 0) + size
+    return {"btrees": btrees, "tables": grouped}
+
+
+def measure(root: Path, windows: bool, encoding: str | None) -> dict[str, Any]:
+    provider = RandomProvider(windows)
+    config = parse_config({} if encoding is None else {"store": {"vector": {"encoding": encoding}}})
+    db = root / f"index-{'windows' if windows else 'one'}-{encoding or 'default'}.sqlite"
+    store = Store(db, **({} if encoding is None else {"encoding": encoding}))  # type: ignore[arg-type]
+    files = list_memory_files(root / "ws", [])
+    started = time.perf_counter()
+    report = incremental_sync(store, provider, config, files)  # type: ignore[arg-type]
+    seconds = time.perf_counter() - started
+    chunks = int(store.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    windows_stored = int(store.conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0])
+    before_checkpoint = file_bytes(db)
+    store.checkpoint()
+    after = file_bytes(db)
+    split = table_bytes(store)
+    text_bytes = int(store.conn.execute("SELECT SUM(length(CAST(text AS BLOB))) FROM chunks").fetchone()[0])
+    store.close()
+    per_chunk = {k: round(v / chunks) for k, v in sorted(split["tables"].items())}
+    return {
+        "layout": "e5 windows" if windows else "one vector per chunk",
+        "encoding": encoding or "default",
+        "files": len(files),
+        "chunks": chunks,
+        "vectors_per_chunk": round(windows_stored / chunks, 2),
+        "texts_embedded": report.texts_embedded,
+        "sync_seconds": round(seconds, 1),
+        "bytes_per_chunk": round(after / chunks),
+        "bytes_per_chunk_before_checkpoint": round(before_checkpoint / chunks),
+        "bytes_per_chunk_by_table": per_chunk,
+        "bytes_per_chunk_by_btree": {k: round(v / chunks) for k, v in sorted(split["btrees"].items())},
+        "floor_bytes_per_chunk": {
+            "text": round(text_bytes / chunks),
+            "float32_vectors": round(windows_stored / chunks * FLOAT32_VECTOR),
+            "int8_vectors": round(windows_stored / chunks * (DIMS + 4)),
+        },
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="mdrecall-bench-storage-"))
+    results: dict[str, Any] = {"dims": DIMS, "files": args.files, "runs": []}
+    try:
+        generate_workspace(root / "ws", args.files)
+        for windows in (True, False):
+            for encoding in args.encodings:
+                entry = measure(root, windows, None if encoding == "default" else encoding)
+                results["runs"].append(entry)
+                print(json.dumps(entry), flush=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=3000)
+    parser.add_argument("--encodings", nargs="*", default=["default"], help="store.vector.encoding values to measure")
+    parser.add_argument("--out", type=Path, default=Path("bench/results/storage.json"))
+    args = parser.parse_args()
+    run(args)
+    print(f"written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
