@@ -93,6 +93,10 @@ class VectorStoreConfig(_Section):
     # numpy engine: score every window exactly on every query. Off, an index of 200k+ windows is first
     # scored on an int8 copy and its best chunks rescored exactly (vector_index.py; recall in README).
     exact: bool = False
+    # how vectors are stored on disk: "float32" (exact), "float16", or "int8" with one scale per vector; read
+    # back into the same float32 matrix (README "Benchmarks": index size and the rankings measured for each).
+    # A change rebuilds the index from the embedding cache; a cache entry less precise than asked is not used.
+    encoding: Literal["float32", "float16", "int8"] = "float32"
 
 
 class PostgresStoreConfig(_Section):

@@ -308,6 +308,16 @@ def decode_blocks(rows: Iterable[tuple[int, bytes]], block: int = 8192) -> Itera
             yield rowid, decoded.get(i, blob)
 
 
+_PRECISION = {"float32": 32, "float16": 16, "int8": 8}
+
+
+def blob_precision(blob: bytes | str) -> int:
+    """Bits per value of a stored vector (JSON text counts as float32)."""
+    if isinstance(blob, str) or len(blob) % 4 == 0:
+        return 32
+    return 16 if blob[0] == _TAG_FLOAT16 else 8
+
+
 def vector_dims(blob: bytes) -> int:
     """The width of a stored vector, read from its length and tag."""
     if len(blob) % 4 == 0:
@@ -806,11 +816,13 @@ class Store:
         wanted = {hash_key(h): h for h in hashes}
         found: dict[str, np.ndarray] = {}
         keys = list(wanted)
+        need = _PRECISION[self.encoding]  # a vector stored coarser than this store writes is embedded again
         if self.vector_identity() == (provider, model, provider_key):
             for blob_key, blob in self._batched(
                 "SELECT hash, embedding FROM chunk_vectors WHERE hash IN ({marks})", (), keys
             ):
-                found.setdefault(wanted[blob_key], blob_to_vector(blob))
+                if blob_precision(blob) >= need:
+                    found.setdefault(wanted[blob_key], blob_to_vector(blob))
             keys = [k for k in keys if wanted[k] not in found]
         for key, blob, dims in self._batched(
             "SELECT hash, embedding, dims FROM embedding_cache WHERE provider = ? AND model = ? "
@@ -818,6 +830,8 @@ class Store:
             (provider, model, provider_key),
             keys,
         ):
+            if blob_precision(blob) < need:
+                continue
             vector = blob_to_vector(blob)
             if dims and vector.size != dims:  # several windows, stored as one (windows * dims) blob
                 vector = vector.reshape(-1, dims)
