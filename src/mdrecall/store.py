@@ -437,8 +437,6 @@ class Store:
         self.encoding: VectorEncoding = encoding
         # the vectors of deleted chunks move to embedding_cache (off when the cache is: nothing would read them)
         self.keep_deleted_vectors = True
-        self._identity: tuple[str, str, str] | None = None
-        self._identity_read = False
         self._matrix: VectorMatrix | None = None
         self._matrix_token: tuple[int, str | None] | None = None
         # _common_terms' answers while the index stays the same: (data_version, total_changes) -> term -> bool
@@ -628,11 +626,9 @@ class Store:
         self.write_meta_value(VECTOR_GENERATION_KEY, uuid.uuid4().hex)
 
     def vector_identity(self) -> tuple[str, str, str] | None:
-        """(provider, model, provider_key) that embedded the hashed rows of chunk_vectors, if recorded."""
-        if not self._identity_read:
-            self._identity = _parse_identity(self.read_meta_value(VECTOR_IDENTITY_KEY))
-            self._identity_read = True
-        return self._identity
+        """(provider, model, provider_key) that embedded the hashed rows of chunk_vectors, if recorded (read
+        each time, one key lookup: another connection or a swap may have changed it)."""
+        return _parse_identity(self.read_meta_value(VECTOR_IDENTITY_KEY))
 
     def set_vector_identity(self, provider: str, model: str, provider_key: str) -> None:
         """Record who embeds the vectors written from now on. Rows of another identity keep their vectors
@@ -644,7 +640,6 @@ class Store:
             if self.vector_identity() is not None:
                 self.conn.execute("UPDATE chunk_vectors SET hash = NULL WHERE hash IS NOT NULL")
             self.write_meta_value(VECTOR_IDENTITY_KEY, json.dumps(list(identity)))
-        self._identity, self._identity_read = identity, True
 
     # -- files and chunks --------------------------------------------------------------------------
 
