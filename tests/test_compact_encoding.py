@@ -77,12 +77,12 @@ def test_switching_the_encoding_rebuilds_from_the_cache_and_never_serves_coarser
     compact = make_index(ws, provider, config={"store": {"vector": {"encoding": "int8"}}}, db_path=db)
     assert "vector encoding changed" in (compact.full_reindex_reason() or "")
     compact.sync()
-    assert provider.texts_embedded == windows  # re-encoded from the float32 vectors the index held
+    assert provider.texts_embedded == windows  # re-encoded from the float16 vectors the index held (default)
     lengths = {r[0] for r in compact.store.conn.execute("SELECT length(embedding) FROM chunk_vectors")}
     assert lengths == {len(encode_vector(np.zeros(DIMS, np.float32), "int8"))}
     hit = compact.search("note 2-7: topic2 item7 follows decision 51", mode="vector").results
     assert hit and hit[0].path == "memory/notes-2.md"
     exact = make_index(ws, provider, config={"store": {"vector": {"encoding": "float32"}}}, db_path=db)
     exact.sync()
-    assert provider.texts_embedded == 2 * windows  # int8 vectors are not good enough for a float32 index
+    assert provider.texts_embedded == 2 * windows  # int8 (and float16) vectors are not good enough for float32
     assert {r[0] for r in exact.store.conn.execute("SELECT length(embedding) FROM chunk_vectors")} == {DIMS * 4}

@@ -63,7 +63,7 @@ def ranked_docs(paths: list[str], mapping: dict[str, str]) -> list[str]:
 
 
 def build_index(
-    collection: Collection, work: Path, provider_name: str, local_model: str | None = None, encoding: str = "float32"
+    collection: Collection, work: Path, provider_name: str, local_model: str | None = None, encoding: str | None = None
 ) -> tuple[MemoryIndex, dict[str, str]]:
     ws = work / "ws"
     mapping = write_workspace(collection, ws)
@@ -72,7 +72,7 @@ def build_index(
             "provider": provider_name,
             "query": EVAL_QUERY_CFG,
             "local": {"model": local_model},
-            "store": {"vector": {"encoding": encoding}},
+            "store": {"vector": {"encoding": encoding}} if encoding else {},
         }
     )
     result = create_provider(config)
@@ -177,9 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "quality.json")
     parser.add_argument(
         "--encoding",
-        default="float32",
         choices=["float32", "float16", "int8"],
-        help="store.vector.encoding (a change rebuilds the kept index from its cache: nothing is embedded again)",
+        help="store.vector.encoding (default: the config's; a change rebuilds the kept index from its cache)",
     )
     args = parser.parse_args(argv)
 
@@ -202,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         "queries_per_tier": {t: sum(1 for v in collection.tiers.values() if v == t) for t in tiers},
         "provider": args.provider,
         "local_model": index.provider.model if index.provider is not None else None,
-        "vector_encoding": args.encoding,
+        "vector_encoding": index.config.store.vector.encoding,
         "chunk_results_per_query": CHUNK_RESULTS,
         "machine": platform.platform(),
         "results": results,

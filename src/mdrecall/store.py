@@ -414,7 +414,8 @@ class Store:
     `engine` picks the vector search: "numpy" (default, exact, over a float32 matrix read from
     chunk_vectors) or "sqlite-vec" (the spec's vec0 table `chunks_vec`, kept in step, queried by KNN).
     `json_embeddings` also writes the spec's JSON vector into chunks.embedding (off: it would double the file).
-    `encoding` is how new vectors are written (rows of any encoding are read).
+    `encoding` is how new vectors are written (rows of any encoding are read); float32 here, the exact
+    primitive, while the config's default (store.vector.encoding, which MemoryIndex passes) is float16.
     `exact_vectors` keeps the numpy engine exact at every size (no int8 first pass, vector_index.py).
     """
 

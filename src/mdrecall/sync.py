@@ -145,7 +145,7 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
     ):
         if stored.get(key) != expected.get(key):
             return f"{label} changed ({stored.get(key)!r} -> {expected.get(key)!r})"
-    encoding = stored.get("vectorEncoding", "float32")  # indexes written before the setting stored float32
+    encoding = stored.get("vectorEncoding", "float32")  # indexes written before the setting held float32
     if expected.get("vectorEncoding") not in (None, encoding):
         return f"vector encoding changed ({encoding!r} -> {expected['vectorEncoding']!r})"
     if expected.get("vectorDims") is not None and stored.get("vectorDims") != expected["vectorDims"]:
