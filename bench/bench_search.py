@@ -9,7 +9,12 @@
   `--windows` (the default) every chunk stores one vector per window as the default e5 model does
   (`chunk_windows` with e5's 512-token plan: ~7 windows for a chunk of short bullet lines), and the provider
   is a "local" one, so the best-window blend runs as it does by default; the floor beside it is numpy brute
-  force over every window (best window per chunk);
+  force over every window (best window per chunk). From 200k windows on, vector search takes the int8 first
+  pass (vector_index.py); the same hybrid queries also run on a second connection with `exact_vectors`
+  (config store.vector.exact), interleaved query by query, and the share of identical top-6 results is
+  reported (`hybrid_same_top6_as_exact`). The synthetic windows are random: recall on real e5 vectors is
+  `bench/bench_vector_recall.py`'s;
+- the index's FTS segments as written and after `Store.tidy_fts` (what a sync runs at its end);
 - index bytes per chunk (file + WAL) with text, 384-d vector and its cache entry.
 
 Rows are written through `Store.insert_chunks`/`cache_put` (the real write path) except for the vector-only
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -272,7 +278,21 @@ def cpu_timed(fn) -> tuple[float, float]:  # type: ignore[no-untyped-def]
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def text_measures(store: Store, idents: list[str], queries: np.ndarray, windows: bool = False) -> dict[str, Any]:
+def fts_segments(store: Store) -> int:
+    return int(store.conn.execute("SELECT count(DISTINCT segid) FROM chunks_fts_idx").fetchone()[0])
+
+
+def open_exact(path: Path, engine: str) -> Store | None:
+    """A second connection that scores every window exactly (None for code without that option)."""
+    try:
+        return Store(path, engine=engine, exact_vectors=True)  # type: ignore[arg-type, call-arg]
+    except TypeError:
+        return None
+
+
+def text_measures(
+    store: Store, idents: list[str], queries: np.ndarray, windows: bool = False, exact: Store | None = None
+) -> dict[str, Any]:
     from mdrecall.search import run_search
 
     cfg = parse_config({}).query
@@ -283,19 +303,37 @@ def text_measures(store: Store, idents: list[str], queries: np.ndarray, windows:
     rare_t = [timed(lambda r=r: run_search(store, None, MODEL, cfg, r, ["memory"], mode="keyword"), 1)[0] for r in rare]
     out = {"keyword_common_p50_ms": p50_ms(common), "keyword_rare_p50_ms": p50_ms(rare_t)}
     if uses_vec0(store) or store.vector_matrix() is not None:
-        hybrid, hybrid_cpu = [], []
+        hybrid, hybrid_cpu, exact_wall, exact_cpu, same = [], [], [], [], 0
         topics = list(TOPICS)
+        started = time.perf_counter()
         run_search(store, FixedQueryProvider(queries[0], windows), MODEL, cfg, "warm up", ["memory"])
+        out["hybrid_first_query_ms"] = round((time.perf_counter() - started) * 1000, 1)  # reads the matrix
+        if exact is not None:
+            run_search(exact, FixedQueryProvider(queries[0], windows), MODEL, cfg, "warm up", ["memory"])
         for i, q in enumerate(queries):
             provider = FixedQueryProvider(q, windows)
             query = (
                 f"what did we decide about the {topics[i % len(topics)]} {rng.choice(TOPICS[topics[i % 10]].split())}"
             )
-            wall, cpu = cpu_timed(lambda p=provider, t=query: run_search(store, p, MODEL, cfg, t, ["memory"]))  # type: ignore[misc]
+            found = []
+
+            def one(s: Store, p: FixedQueryProvider = provider, t: str = query, found: list = found) -> None:
+                found.append([r.path + str(r.start_line) for r in run_search(s, p, MODEL, cfg, t, ["memory"]).results])
+
+            wall, cpu = cpu_timed(lambda: one(store))
             hybrid.append(wall)
             hybrid_cpu.append(cpu)
+            if exact is not None:
+                wall, cpu = cpu_timed(lambda: one(exact))
+                exact_wall.append(wall)
+                exact_cpu.append(cpu)
+                same += found[0] == found[1]
         out["hybrid_p50_ms"] = p50_ms(hybrid)
         out["hybrid_cpu_p50_ms"] = p50_ms(hybrid_cpu)
+        if exact is not None:
+            out["hybrid_exact_vectors_p50_ms"] = p50_ms(exact_wall)
+            out["hybrid_exact_vectors_cpu_p50_ms"] = p50_ms(exact_cpu)
+            out["hybrid_same_top6_as_exact"] = round(same / len(queries), 3)
         out["hybrid_window_blend"] = windows
     return out
 
@@ -303,6 +341,7 @@ def text_measures(store: Store, idents: list[str], queries: np.ndarray, windows:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="mdrecall-bench-search-"))
     results: dict[str, Any] = {"dims": DIMS, "engine": args.engine, "vector": {}}
+    results["load_average_at_start"] = [round(x, 2) for x in os.getloadavg()]
     queries = unit_vectors(QUERIES, DIMS, seed=99)
     try:
         n = args.text_chunks
@@ -315,6 +354,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             started = time.perf_counter()
             store, idents = build_text_index(root / "text.sqlite", n, vectors, args.engine, args.windows)
             build = time.perf_counter() - started
+            segments = fts_segments(store)
+            started = time.perf_counter()
+            if hasattr(store, "tidy_fts"):
+                with store.transaction():
+                    store.tidy_fts()  # as a sync does at its end
+            tidy = time.perf_counter() - started
             size_wal = file_bytes(store.path)
             store.checkpoint()
             entry: dict[str, Any] = {
@@ -323,8 +368,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "bytes_per_chunk": round(file_bytes(store.path) / n),
                 "bytes_per_chunk_with_wal_before_checkpoint": round(size_wal / n),
                 "windows_per_chunk": round(len(vectors) / n, 2),
+                "fts_segments_as_written": segments,
+                "fts_segments_after_tidy": fts_segments(store),
+                "fts_tidy_seconds": round(tidy, 2),
             }
-            entry.update(text_measures(store, idents, queries, args.windows))
+            exact = open_exact(store.path, args.engine)
+            entry.update(text_measures(store, idents, queries, args.windows, exact))
+            if exact is not None:
+                exact.close()
             entry["vector"] = vector_measures(store, vectors, queries, starts)
             results["text_index"] = entry
             print(json.dumps({"text_index": entry}), flush=True)
@@ -348,6 +399,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             del vectors
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    results["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     return results

@@ -13,6 +13,11 @@ exactly as search makes it (unit, centred). For every query:
 - the int8 rank of each exact top-10 chunk, as a share of all chunks and absolute: the scale-free figure
   (a K of that share at 100k chunks would have kept it).
 
+Then the whole hybrid search (default config, the blend included) runs each query twice on the index, once
+exact and once with the int8 pass forced at this size and its rescoring cut to the same share of the chunks
+as at 100k (RESCORE_MIN x chunks / 100k, at least 24): `hybrid_same_top10` is the share of queries whose
+10 results are the same, in the same order.
+
     python bench/bench_vector_recall.py --index a.sqlite --queries q.txt [--index b.sqlite --queries r.txt]
 """
 
@@ -29,23 +34,31 @@ from typing import Any
 
 import numpy as np
 
+from mdrecall import vector_index
 from mdrecall.centering import center_query, centering_weight
 from mdrecall.config import parse_config
 from mdrecall.embeddings.factory import create_provider
+from mdrecall.search import run_search
 from mdrecall.store import Store
 from mdrecall.vector_index import VectorMatrix, quantize, rescore_count
 
 SHARES = (0.002, 0.005, 0.01)
 FIXED = (30, 50, 100)
+TIE = 1e-6  # exact scores this close are ties (identical windows)
 HYBRID_K = 24  # candidate_count(6, 4): what hybrid search asks the vector side for
+
+
+def default_provider() -> Any:
+    provider = create_provider(parse_config({})).provider
+    if provider is None:
+        sys.exit("no embedding provider available")
+    return provider
 
 
 def query_vectors(texts: list[str]) -> np.ndarray:
     """Unit, centred query vectors, as run_search makes them (default config and provider)."""
     config = parse_config({})
-    provider = create_provider(config).provider
-    if provider is None:
-        sys.exit("no embedding provider available")
+    provider = default_provider()
     weight = centering_weight(provider, config.query.centering)
     out = []
     for text in texts:
@@ -101,8 +114,10 @@ def measure(matrix: VectorMatrix, queries: np.ndarray) -> dict[str, Any]:
         r10 = rk = 0
         for q, t10, tk in zip(queries, truth10, truthk, strict=True):
             got = approx_top(matrix, q, HYBRID_K, wide)
-            r10 += len(set(got[:10].tolist()) & set(t10.tolist()))
-            rk += len(set(got.tolist()) & set(tk.tolist()))
+            exact = matrix.chunk_scores(q)
+            # a chunk tied with the exact k-th (same score: duplicate text) counts as found
+            r10 += min(10, int(np.sum(exact[got[:10]] >= exact[t10[-1]] - TIE)))
+            rk += min(HYBRID_K, int(np.sum(exact[got] >= exact[tk[-1]] - TIE)))
         out[name] = {
             "candidates": wide,
             "recall_at_10": round(r10 / (10 * len(queries)), 4),
@@ -111,20 +126,46 @@ def measure(matrix: VectorMatrix, queries: np.ndarray) -> dict[str, Any]:
     return out
 
 
-def load_matrix(index: Path) -> VectorMatrix:
-    """The index's window matrix, read from a private copy (the original is never opened for writing)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / "index.sqlite"
-        shutil.copyfile(index, copy)
-        for suffix in ("-wal",):
-            if Path(f"{index}{suffix}").exists():
-                shutil.copyfile(f"{index}{suffix}", f"{copy}{suffix}")
-        store = Store(copy)
-        matrix = store.vector_matrix()
-        store.close()
+def private_copy(index: Path, folder: Path) -> Path:
+    """A copy of the index (and its WAL) to open: the original is never opened for writing."""
+    copy = folder / "index.sqlite"
+    shutil.copyfile(index, copy)
+    if Path(f"{index}-wal").exists():
+        shutil.copyfile(f"{index}-wal", f"{copy}-wal")
+    return copy
+
+
+def load_matrix(copy: Path) -> VectorMatrix:
+    store = Store(copy)
+    matrix = store.vector_matrix()
+    store.close()
     if matrix is None or matrix.starts is None:
-        sys.exit(f"{index}: no windowed vectors")
+        sys.exit(f"{copy}: no windowed vectors")
     return matrix
+
+
+def hybrid_agreement(copy: Path, texts: list[str], chunks: int) -> dict[str, Any]:
+    """Full hybrid search, exact against the int8 pass forced (rescoring the 100k-chunk share)."""
+    provider = default_provider()
+    cfg = parse_config({}).query
+    model = provider.model
+    rescore = max(24, vector_index.RESCORE_MIN * chunks // 100_000)
+    saved = (vector_index.QUANTIZED_MIN_WINDOWS, vector_index.RESCORE_MIN, vector_index.RESCORE_PER_RESULT)
+    exact, fast = Store(copy, exact_vectors=True), Store(copy)
+    same = 0
+    try:
+        vector_index.QUANTIZED_MIN_WINDOWS, vector_index.RESCORE_MIN, vector_index.RESCORE_PER_RESULT = 0, rescore, 1
+        for text in texts:
+            got = [
+                [(r.path, r.start_line) for r in run_search(s, provider, model, cfg, text, ["memory"], 10).results]
+                for s in (exact, fast)
+            ]
+            same += got[0] == got[1]
+    finally:
+        vector_index.QUANTIZED_MIN_WINDOWS, vector_index.RESCORE_MIN, vector_index.RESCORE_PER_RESULT = saved
+        exact.close()
+        fast.close()
+    return {"hybrid_rescored_chunks": rescore, "hybrid_same_top10": round(same / len(texts), 4)}
 
 
 def main() -> None:
@@ -138,7 +179,11 @@ def main() -> None:
     results = {}
     for index, qfile in zip(args.index, args.queries, strict=True):
         texts = [line.strip() for line in qfile.read_text().splitlines() if line.strip()]
-        entry = measure(load_matrix(index), query_vectors(texts))
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = private_copy(index, Path(tmp))
+            matrix = load_matrix(copy)
+            entry = measure(matrix, query_vectors(texts))
+            entry.update(hybrid_agreement(copy, texts, len(matrix)))
         results[index.name if index.name != "index.sqlite" else index.parent.name] = entry
         print(json.dumps({str(index): entry}), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -733,6 +733,8 @@ def incremental_sync(
     meta["vectorTable"] = provider is not None and store.vector.available
     with store.transaction():
         store.write_meta(meta)
+        if (report.files_indexed or report.files_deleted) and hasattr(store, "tidy_fts"):
+            store.tidy_fts()  # fewer FTS segments: every keyword query probes each one
     report.texts_embedded = embedder.texts_embedded
     report.cache_hits = embedder.cache_hits
     report.embed_seconds = embedder.seconds

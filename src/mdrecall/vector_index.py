@@ -134,6 +134,16 @@ class VectorMatrix:
             return sims
         return np.maximum.reduceat(sims, self.starts)
 
+    def windows_of(self, rowid: int) -> np.ndarray | None:
+        """The window vectors of one chunk (a view, in stored order), or None when it has none."""
+        at = int(np.searchsorted(self.chunk_rowids, rowid))
+        if at >= len(self.chunk_rowids) or int(self.chunk_rowids[at]) != rowid:
+            return None
+        if self.starts is None:
+            return self.matrix[at : at + 1]
+        end = int(self.starts[at + 1]) if at + 1 < len(self.starts) else int(self.matrix.shape[0])
+        return self.matrix[int(self.starts[at]) : end]
+
     def approximate_scores(self, query: np.ndarray) -> np.ndarray:
         """Every chunk's best window by the int8 dot product (a monotone stand-in for the cosine)."""
         self.prepare()

@@ -66,6 +66,29 @@ class TermFinder:
             return set()
         return set(self._pattern.findall(text.lower()))
 
+    def in_windows(self, text: str, windows: Sequence[str]) -> list[set[str]]:
+        """`[self(w) for w in windows]` for the windows of `text`, with less work (speed only, same sets).
+
+        In ASCII, a term is matched whole within one line, so a window's terms are the union of its lines'
+        terms: each distinct line is searched once (windows overlap by two thirds). A chunk holding none of
+        the terms even as a substring gives every window an empty set without a search."""
+        if self._pattern is None or not text.isascii() or not all(w.isascii() for w in windows):
+            return [self(w) for w in windows]
+        lowered = text.lower()
+        if not any(t in lowered for t in self.terms if t.isascii()):
+            return [set() for _ in windows]
+        lines: dict[str, set[str]] = {}
+        out = []
+        for window in windows:
+            held: set[str] = set()
+            for line in window.split("\n"):
+                found = lines.get(line)
+                if found is None:
+                    found = lines[line] = set(self._pattern.findall(line.lower()))
+                held |= found
+            out.append(held)
+        return out
+
 
 def best_window_scores(
     rows: Sequence[Any],
@@ -98,8 +121,8 @@ def best_window_scores(
             continue
         context = (held.get(row.id, set()) - find(row.text)) | find(prefix)
         owners.extend([row.id] * len(texts))
-        cosines.extend(float(c) for c in matrix @ query)
-        tokens.extend(find(text) | context for text in texts)
+        cosines.extend((matrix @ query).tolist())
+        tokens.extend(found | context for found in find.in_windows(row.text, texts))
     if not owners:
         return {}
     keyword = window_bm25(tokens, folded)

@@ -1,0 +1,54 @@
+"""The faster read paths of the best-window blend give exactly what the plain ones give."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from mdrecall.chunk_windows import WindowPlan, chunk_windows
+from mdrecall.store import ChunkRow, Store
+from mdrecall.window_blend import TermFinder
+
+TEXTS = [
+    "- Tom fixed the billing invoice bug\n- Priya reviewed the invoice flow\n\n- lunch at noon\n- billing again",
+    "nothing to see here\njust notes about gardens\nand tomatoes\nand more tomatoes\nend",
+    "x" * 3000 + "billing" + "y" * 2000 + "\nbilling-invoice line\ninvoices are not invoice",
+    "Café notes: billing in 東京 and the invoice\n- second line billing\n- third\n- fourth\n- fifth",
+    "prebilling and billingx are not whole words\n" + "word " * 700 + "billing",
+    "",
+]
+TERMS = ["billing", "invoice", "東京", "tomatoes"]
+
+
+def test_terms_in_windows_match_a_search_of_each_window() -> None:
+    find = TermFinder(TERMS)
+    for plan in (WindowPlan(3, 3, 512), WindowPlan(3, 1, 64)):
+        for text in TEXTS:
+            windows = chunk_windows(text, plan)
+            assert find.in_windows(text, windows) == [find(w) for w in windows]
+    assert TermFinder([]).in_windows(TEXTS[0], ["a", "b"]) == [set(), set()]
+
+
+def test_window_vectors_from_the_matrix_equal_the_stored_ones(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    store = Store(tmp_path / "i.sqlite")
+    store.ensure_vector_table(16)
+    counts = [1, 3, 7, 2, 5]
+    rows = []
+    for i, count in enumerate(counts):
+        windows = rng.standard_normal((count, 16)).astype(np.float32)
+        rows.append(ChunkRow(f"c{i}", f"memory/{i}.md", "memory", 1, 2, f"h{i}", "m", f"text {i}", windows))
+    with store.transaction():
+        store.insert_chunks(rows)
+    with store.transaction():  # a chunk written again later: its windows now sit after the others
+        store.delete_chunks_for("memory/1.md", "memory")
+        store.insert_chunks([ChunkRow("c1", "memory/1.md", "memory", 1, 2, "h1b", "m", "new", rows[1].embedding[::-1])])
+    ids = [f"c{i}" for i in range(len(counts))] + ["missing"]
+    stored = store._window_vectors_stored(ids)
+    assert store.vector_matrix() is not None
+    fast = store.window_vectors(ids)
+    assert sorted(fast) == sorted(stored) and len(fast) >= 4
+    for key, value in stored.items():
+        assert np.array_equal(fast[key], value)
+    store.close()
