@@ -271,10 +271,20 @@ def blob_to_vector(value: bytes | str) -> np.ndarray:
         return np.frombuffer(value, dtype=np.float32).copy()
     tag = value[0]
     if tag == _TAG_FLOAT16:
-        return np.frombuffer(value, dtype=np.float16, offset=1).astype(np.float32)
+        return _unit_again(np.frombuffer(value, dtype=np.float16, offset=1).astype(np.float32))
     end = len(value) - (1 if tag == _TAG_INT8_PADDED else 0)
     scale = np.frombuffer(value, dtype=np.float32, count=1, offset=1)[0]
-    return np.frombuffer(value[5:end], dtype=np.int8).astype(np.float32) * scale
+    return _unit_again(np.frombuffer(value[5:end], dtype=np.int8).astype(np.float32) * scale)
+
+
+def _unit_again(rows: np.ndarray) -> np.ndarray:
+    """Rounded vectors that were unit length (every provider's are) made unit length again: search takes a
+    dot product for the cosine, and another backend (pgvector) normalises, so both must see a unit vector."""
+    import numpy as np
+
+    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
+    near = np.abs(norms - 1.0) < 0.01
+    return np.where(near, rows / np.where(near, norms, 1.0), rows).astype(np.float32)
 
 
 def decode_blocks(rows: Iterable[tuple[int, bytes]], block: int = 8192) -> Iterator[tuple[int, bytes]]:
@@ -305,7 +315,7 @@ def decode_blocks(rows: Iterable[tuple[int, bytes]], block: int = 8192) -> Itera
                 flat = raw[:, 5:end].copy().view(np.int8).astype(np.float32) * scales
             else:
                 continue
-            for i, row in zip(members, flat, strict=True):
+            for i, row in zip(members, _unit_again(flat), strict=True):
                 decoded[i] = row.tobytes()
         for i, (rowid, blob) in enumerate(chunk):
             yield rowid, decoded.get(i, blob)
