@@ -101,6 +101,20 @@ def measure(matrix: VectorMatrix, queries: np.ndarray) -> dict[str, Any]:
         order[np.argsort(-rough, kind="stable")] = np.arange(n)
         absolute += [int(order[c]) + 1 for c in t10]
         ranks += [(int(order[c]) + 1) / n for c in t10]
+    errors, gaps = [], []
+    for q in queries:
+        exact = matrix.chunk_scores(q)
+        unit = q / np.linalg.norm(q) / matrix.scales
+        approx = matrix.approximate_scores(q) * float(np.abs(unit).max()) / 127.0  # back to cosine units
+        errors.append(np.abs(approx - exact))
+        ordered = np.sort(exact)[::-1]
+        gaps.append(float(ordered[HYBRID_K - 1] - ordered[min(len(ordered), 200) - 1]))
+    out["int8_chunk_score_error"] = {
+        "p50": round(float(np.percentile(np.concatenate(errors), 50)), 5),
+        "p99": round(float(np.percentile(np.concatenate(errors), 99)), 5),
+        "max": round(float(np.concatenate(errors).max()), 5),
+    }
+    out[f"exact_score_gap_rank{HYBRID_K}_to_rank200_p50"] = round(float(np.median(gaps)), 4)
     out["int8_rank_of_exact_top10"] = {
         "share_p99": round(float(np.percentile(ranks, 99)), 5),
         "share_max": round(float(max(ranks)), 5),

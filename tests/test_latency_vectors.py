@@ -160,3 +160,27 @@ def test_exact_config_keeps_every_window_scored(tmp_path: Path, monkeypatch: pyt
         assert [r.id for r in fast.vector_search(query, "m", ["memory"], 5)] == want
     exact.close()
     fast.close()
+
+
+@pytest.mark.parametrize("wide", [5, 40, 300])
+def test_threshold_selection_keeps_the_chunks_with_the_best_approximate_window(
+    wide: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """approximate_top (a sampled threshold) picks what a per-chunk max over every window would, also when
+    a few chunks hold most windows (few chunks clear the first threshold: it is lowered)."""
+    monkeypatch.setattr(vector_index, "QUANTIZED_MIN_WINDOWS", 0)
+    monkeypatch.setattr(vector_index, "SAMPLE_WINDOWS", 256)
+    rng = np.random.default_rng(11)
+    counts = np.concatenate([[400, 300], rng.integers(1, 9, 600)])  # two huge chunks, then small ones
+    vectors = rng.standard_normal((int(counts.sum()), 24)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    owners = np.repeat(np.arange(len(counts)) + 1, counts)
+    rows = [(int(o), v.tobytes()) for o, v in zip(owners, vectors, strict=True)]
+    matrix = VectorMatrix.from_rows(rows, 24, len(rows)).prepare()
+    for _ in range(20):
+        query = rng.standard_normal(24).astype(np.float32)
+        scores = matrix.approximate_scores(query)
+        got = matrix.approximate_top(query, wide)
+        kth = np.sort(scores)[::-1][wide - 1]
+        assert len(set(got.tolist())) == wide
+        assert np.all(scores[got] >= kth)  # the wide best (any of a tie at the boundary)

@@ -282,3 +282,33 @@ def test_a_windowed_snippet_is_shown_as_whole_lines(tmp_path: Path) -> None:
     shown = [line.strip() for line in result.stdout.splitlines() if line.startswith("   ")]
     assert shown and shown[-1] == lines[-1]
     assert all(line in lines for line in shown), shown
+
+
+# -- progress without a terminal ---------------------------------------------------------------------------------
+
+
+def test_index_without_a_terminal_logs_progress_lines(tmp_path: Path, monkeypatch) -> None:
+    from mdrecall import cli
+
+    ws = tmp_path / "ws"
+    write(ws, "mdrecall.toml", KEYWORD_ONLY)
+    for day in range(1, 13):
+        write(ws, f"memory/2026-01-{day:02d}.md", f"# Day {day}\n\n" + "- the rollout went fine\n" * 120)
+    monkeypatch.setattr(cli, "LOG_PROGRESS_EVERY_SECONDS", 0.0)  # a line at every step instead of every 15 s
+    result = run(ws, tmp_path / "s", "index")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("indexing: ")]
+    assert lines and all("chunks (" in line and "eta " in line for line in lines)
+    done_total = [tuple(map(int, line.split()[1].split("/"))) for line in lines]
+    assert all(done < total for done, total in done_total) and done_total == sorted(done_total)
+    quiet = run(ws, tmp_path / "s2", "index", "--quiet")
+    assert quiet.exit_code == 0 and "indexing: " not in quiet.stderr
+
+
+def test_progress_line_reads_like_a_person_wrote_it() -> None:
+    from mdrecall.cli import _progress_line
+
+    assert _progress_line(0, 200, 0.0) == "indexing: 0/200 chunks (0%)"
+    assert _progress_line(50, 200, 10.0) == "indexing: 50/200 chunks (25%), 5 chunks/s, eta 30s"
+    assert _progress_line(1200, 16669, 26.7).endswith("45 chunks/s, eta 5m44s")
+    assert _progress_line(10, 100_000, 10.0).endswith("eta 27h46m")

@@ -120,12 +120,48 @@ def _open(ctx: typer.Context) -> MemoryBackend:
     return open_backend(_settings(ctx))
 
 
+# Without a terminal (a log, CI, an agent's tool call) progress is a plain line at most this often: a bar
+# would print nothing until the end, and a full index with a local model can take many minutes.
+LOG_PROGRESS_EVERY_SECONDS = 15.0
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def _progress_line(done: int, total: int, elapsed: float) -> str:
+    """`indexing: 1200/16669 chunks (7%), 45 chunks/s, eta 6m06s` for logs."""
+    line = f"indexing: {done}/{total} chunks ({100 * done // max(total, 1)}%)"
+    if done and elapsed > 0:
+        rate = done / elapsed
+        line += f", {rate:.0f} chunks/s, eta {_duration((total - done) / rate)}"
+    return line
+
+
+def _sync_with_log_lines(index: MemoryBackend, force: bool, reason: str) -> SyncReport:
+    """A sync that prints a progress line to stderr every LOG_PROGRESS_EVERY_SECONDS (none for a short one)."""
+    started = time.perf_counter()
+    last = [started]
+
+    def on_chunks(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if 0 < done < total and now - last[0] >= LOG_PROGRESS_EVERY_SECONDS:
+            last[0] = now
+            err.print(_progress_line(done, total, now - started), markup=False, highlight=False)
+
+    return index.sync(force=force, reason=reason, chunk_progress=on_chunks)
+
+
 def _sync_with_progress(index: MemoryBackend, force: bool, reason: str, quiet: bool) -> SyncReport:
-    """Run a sync with a progress bar on stderr (hidden when quiet or not a terminal).
+    """Run a sync with a progress bar on stderr (none when quiet; plain lines now and then without a terminal).
 
     The bar counts chunks (embedded or taken from the cache) with their rate and an ETA: with a local
     model the embedding is where the time goes. Files written are shown beside it.
     """
+    if not quiet and not err.is_terminal:
+        return _sync_with_log_lines(index, force, reason)
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -214,6 +250,9 @@ def index(
     force: bool = typer.Option(False, "--force", help="Rebuild everything (in a temp DB, swapped in at the end)."),
     as_json: bool = typer.Option(False, "--json", help="Print the sync report as JSON."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print every file as it is indexed (stderr)."),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="No progress (one pass over the files: the least memory on huge workspaces)."
+    ),
 ) -> None:
     """Index the workspace's memory files (incremental unless --force or the settings changed)."""
 
@@ -222,7 +261,7 @@ def index(
         if verbose:
             report = idx.sync(force=force, reason="cli", progress=_verbose_progress())
         else:
-            report = _sync_with_progress(idx, force=force, reason="cli", quiet=as_json)
+            report = _sync_with_progress(idx, force=force, reason="cli", quiet=as_json or quiet)
         if as_json:
             _print_json(report.as_dict())
             return

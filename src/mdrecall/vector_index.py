@@ -36,6 +36,10 @@ QUANTIZED_MIN_WINDOWS = 200_000
 RESCORE_MIN = 200
 RESCORE_PER_RESULT = 8
 QUANT_BLOCK = 65536  # rows quantised at a time (bounds the float temporaries at load)
+# approximate_top: the threshold comes from every n-th window's score (~SAMPLE_WINDOWS of them) and first
+# aims at keeping SAMPLED_WINDOWS_PER_CANDIDATE windows per chunk wanted
+SAMPLE_WINDOWS = 16384
+SAMPLED_WINDOWS_PER_CANDIDATE = 16
 
 
 @cache
@@ -73,6 +77,7 @@ class VectorMatrix:
     # int8 copy of `matrix` and its per-dimension scales (window ~ quantized / scales), built by `prepare`
     quantized: np.ndarray | None = field(default=None, repr=False)
     scales: np.ndarray | None = field(default=None, repr=False)
+    _owners: np.ndarray | None = field(default=None, repr=False)  # chunk index of each window (int8 pass)
 
     @property
     def dims(self) -> int:
@@ -123,6 +128,8 @@ class VectorMatrix:
         """Build the int8 copy when the quantised pass will be used (at load, so no query pays for it)."""
         if self.quantized_pass and self.quantized is None:
             self.quantized, self.scales = quantize(self.matrix)
+            if self.starts is not None:
+                self._window_chunk()
         return self
 
     def chunk_scores(self, query: np.ndarray) -> np.ndarray:
@@ -144,16 +151,52 @@ class VectorMatrix:
         end = int(self.starts[at + 1]) if at + 1 < len(self.starts) else int(self.matrix.shape[0])
         return self.matrix[int(self.starts[at]) : end]
 
-    def approximate_scores(self, query: np.ndarray) -> np.ndarray:
-        """Every chunk's best window by the int8 dot product (a monotone stand-in for the cosine)."""
+    def window_approximations(self, query: np.ndarray) -> np.ndarray:
+        """Every window's int8 dot product with the query (a monotone stand-in for the cosine)."""
         self.prepare()
         assert self.quantized is not None and self.scales is not None
         q = _unit(query) / self.scales  # q . w ~ (q / scales) . quantized
         peak = float(np.abs(q).max()) or 1.0
         q8 = np.clip(np.rint(q * (127.0 / peak)), -127, 127).astype(np.int8)
         sims = np.asarray(_simsimd().cdist(q8[None, :], self.quantized, metric="dot", threads=1, out_dtype="float32"))
-        sims = sims.reshape(-1)
+        return sims.reshape(-1)
+
+    def approximate_scores(self, query: np.ndarray) -> np.ndarray:
+        """Every chunk's best window by the int8 dot product."""
+        sims = self.window_approximations(query)
         return sims if self.starts is None else np.maximum.reduceat(sims, self.starts)
+
+    def approximate_top(self, query: np.ndarray, wide: int) -> np.ndarray:
+        """The `wide` chunks (indexes) with the best approximate window, in no order.
+
+        The same chunks as the top of `approximate_scores` (up to ties), without a pass over every chunk:
+        a threshold from a strided sample keeps a few thousand windows, and every chunk whose best window
+        clears it is among them with that best window. Too few chunks clear it: a lower threshold."""
+        sims = self.window_approximations(query)
+        if self.starts is None:
+            return np.argpartition(-sims, wide - 1)[:wide]
+        step = max(1, len(sims) // SAMPLE_WINDOWS)
+        sample = np.sort(sims[::step])
+        target = SAMPLED_WINDOWS_PER_CANDIDATE * wide
+        while target // step < len(sample):
+            threshold = sample[len(sample) - max(1, target // step)]
+            hits = np.flatnonzero(sims >= threshold)
+            owners = self._window_chunk()[hits]  # non-decreasing: windows are stored chunk by chunk
+            first = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
+            if len(first) >= wide:
+                best = np.maximum.reduceat(sims[hits], first)
+                return owners[first[np.argpartition(-best, wide - 1)[:wide]]]
+            target *= 4
+        scores = np.maximum.reduceat(sims, self.starts)
+        return np.argpartition(-scores, wide - 1)[:wide]
+
+    def _window_chunk(self) -> np.ndarray:
+        """The chunk index of every window (int32, built once)."""
+        if self._owners is None:
+            assert self.starts is not None
+            lengths = np.diff(np.append(self.starts, self.matrix.shape[0]))
+            self._owners = np.repeat(np.arange(len(self.starts), dtype=np.int32), lengths)
+        return self._owners
 
     def candidate_scores(self, query: np.ndarray, chunks: np.ndarray) -> np.ndarray:
         """Exact best-window cosine of the given chunks (indexes into chunk_rowids), in that order."""
@@ -177,8 +220,7 @@ class VectorMatrix:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         wide = rescore_count(k)
         if self.quantized_pass and wide < len(self):
-            rough = self.approximate_scores(query)
-            chunks = np.argpartition(-rough, wide - 1)[:wide]
+            chunks = self.approximate_top(query, wide)
             return self._best(chunks, self.candidate_scores(query, chunks), k)
         return self._best(np.arange(len(self)), self.chunk_scores(query), k)
 
