@@ -1,18 +1,19 @@
 """Index size per chunk, split by table, through the real sync path.
 
-A synthetic workspace (bench_index.generate_workspace: notes of short bullet lines) is indexed by
-`incremental_sync` with a counting stand-in for the default model: provider id "local" with e5's 512-token
-input, so chunks are cut into windows exactly as for multilingual-e5-small (~5-7 windows per chunk of short
-bullet lines), and the identity strings (model name, 64-hex provider key, window hashes) have their real
-lengths. The same workspace is indexed again with one vector per chunk (a non-local provider id: the spec's
-layout), so both densities are measured. Vectors are random unit vectors (their bytes do not depend on what
-they mean).
+A synthetic workspace is indexed by `incremental_sync` with a counting stand-in for the default model:
+provider id "local" with e5's 512-token input, so chunks are cut into windows exactly as for
+multilingual-e5-small, and the identity strings (model name, 64-hex provider key, window hashes) have their
+real lengths. The same workspace is indexed again with one vector per chunk (a non-local provider id: the
+spec's layout), so both densities are measured. Vectors are random unit vectors (their bytes do not depend on
+what they mean). Two workspaces: "notes" (bench_index.generate_workspace: notes of 4-30 bullet lines, ~4.7
+windows per chunk) and "dense" (one near-default-size chunk of short bullet lines per file, as bench_search
+writes them: ~7 windows per chunk, the density bench_search measures search at).
 
 Per table (dbstat: pages of each b-tree, indexes counted with their table) and whole file + WAL, before and
 after the checkpoint a sync ends with. Figures are printed and written to bench/results/storage.json.
 
-    python bench/bench_storage.py                 # 3000 files (~3.6k chunks)
-    python bench/bench_storage.py --files 500
+    python bench/bench_storage.py                              # 2000 files of each workspace
+    python bench/bench_storage.py --encodings float32 float16 int8
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import random
 import shutil
 import sys
 import tempfile
@@ -31,13 +33,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_index import generate_workspace  # noqa: E402
+from bench_index import NAMES, TOPICS, generate_workspace  # noqa: E402
 from mdrecall.config import parse_config  # noqa: E402
 from mdrecall.store import Store  # noqa: E402
 from mdrecall.sync import incremental_sync  # noqa: E402
 from mdrecall.workspace import list_memory_files  # noqa: E402
 
 DIMS = 384
+DENSE_CHARS = 1500  # a default chunk is 400 tokens: at 1530 characters some of these files become two chunks
 FLOAT32_VECTOR = DIMS * 4
 
 
@@ -94,12 +97,26 @@ def table_bytes(store: Store) -> dict[str, dict[str, int]]:
     return {"btrees": btrees, "tables": grouped}
 
 
-def measure(root: Path, windows: bool, encoding: str | None) -> dict[str, Any]:
+def dense_workspace(root: Path, files: int) -> None:
+    """One chunk of nearly the default size (400 tokens) of short bullet lines per file (bench_search's
+    chunk text, cut to stay one chunk)."""
+    rng = random.Random(3)
+    (root / "memory").mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        topic = rng.choice(list(TOPICS))
+        lines = [f"# Note {i}: {topic}", ""]
+        while sum(len(line) + 1 for line in lines) < DENSE_CHARS:
+            words = " ".join(rng.sample(TOPICS[topic].split(), 4))
+            lines.append(f"- {rng.choice(NAMES)} noted the {words} work for the {topic} track, follow up {i}.")
+        (root / "memory" / f"n{i}.md").write_text("\n".join(lines) + "\n")
+
+
+def measure(root: Path, workspace: str, windows: bool, encoding: str | None) -> dict[str, Any]:
     provider = RandomProvider(windows)
     config = parse_config({} if encoding is None else {"store": {"vector": {"encoding": encoding}}})
-    db = root / f"index-{'windows' if windows else 'one'}-{encoding or 'default'}.sqlite"
+    db = root / f"index-{workspace}-{'windows' if windows else 'one'}-{encoding or 'default'}.sqlite"
     store = Store(db, **({} if encoding is None else {"encoding": encoding}))  # type: ignore[arg-type]
-    files = list_memory_files(root / "ws", [])
+    files = list_memory_files(root / workspace, [])
     started = time.perf_counter()
     report = incremental_sync(store, provider, config, files)  # type: ignore[arg-type]
     seconds = time.perf_counter() - started
@@ -113,6 +130,7 @@ def measure(root: Path, windows: bool, encoding: str | None) -> dict[str, Any]:
     store.close()
     per_chunk = {k: round(v / chunks) for k, v in sorted(split["tables"].items())}
     return {
+        "workspace": workspace,
         "layout": "e5 windows" if windows else "one vector per chunk",
         "encoding": encoding or "default",
         "files": len(files),
@@ -136,12 +154,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="mdrecall-bench-storage-"))
     results: dict[str, Any] = {"dims": DIMS, "files": args.files, "runs": []}
     try:
-        generate_workspace(root / "ws", args.files)
-        for windows in (True, False):
-            for encoding in args.encodings:
-                entry = measure(root, windows, None if encoding == "default" else encoding)
-                results["runs"].append(entry)
-                print(json.dumps(entry), flush=True)
+        generate_workspace(root / "notes", args.files)
+        dense_workspace(root / "dense", args.files)
+        for workspace in ("dense", "notes"):
+            for windows in (True, False):
+                for encoding in args.encodings:
+                    entry = measure(root, workspace, windows, None if encoding == "default" else encoding)
+                    results["runs"].append(entry)
+                    print(json.dumps(entry), flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -151,7 +171,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--files", type=int, default=3000)
+    parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--encodings", nargs="*", default=["default"], help="store.vector.encoding values to measure")
     parser.add_argument("--out", type=Path, default=Path("bench/results/storage.json"))
     args = parser.parse_args()

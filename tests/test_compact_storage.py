@@ -51,7 +51,7 @@ def test_a_window_vector_is_stored_once(tmp_path: Path, make_index) -> None:
     assert windows > chunks  # several windows per chunk
     assert cached == 0 and distinct == windows == provider.texts_embedded
     vector_bytes = conn.execute("SELECT SUM(length(embedding)) FROM chunk_vectors").fetchone()[0]
-    assert vector_bytes == windows * DIMS * 4  # float32, once
+    assert vector_bytes == windows * (1 + DIMS * 2)  # float16 (the default encoding), once
     assert index.store.cache_count() == windows
 
 

@@ -39,6 +39,7 @@ def open_pg(pg_env, tmp_path):
 
     def factory(ws: Path, provider=None, agent: str = "main", extra: dict | None = None, sqlite: bool = False):
         cfg = {"store": {"driver": "sqlite" if sqlite else "postgres", "postgres": {"connectTimeoutSeconds": 2}}}
+        cfg["store"]["vector"] = {"encoding": "float32"}  # as pgvector stores them: identical scores to compare
         cfg["store"]["postgres"].update(extra or {})
         settings = resolve_settings(
             workspace=ws, agent_id=agent, state_dir=tmp_path / "state", config=parse_config(cfg)

@@ -26,7 +26,9 @@ class WindowedHashing(HashingProvider):
 
 def _open(pg_server, monkeypatch, tmp_path, ws, provider, driver: str, **pg: object):
     monkeypatch.setenv("MDRECALL_POSTGRES_DSN", pg_server.dsn)
-    cfg = parse_config({"store": {"driver": driver, "postgres": {"connectTimeoutSeconds": 2, **pg}}})
+    # SQLite at float32, as pgvector stores vectors: the tests compare scores to 5 decimals
+    vector = {"encoding": "float32"}
+    cfg = parse_config({"store": {"driver": driver, "vector": vector, "postgres": {"connectTimeoutSeconds": 2, **pg}}})
     settings = resolve_settings(workspace=ws, agent_id="vec", state_dir=tmp_path / "state", config=cfg)
     cls = PostgresIndex if driver == "postgres" else MemoryIndex
     return cls(settings, ProviderResult(provider, requested="test"))

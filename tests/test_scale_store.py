@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from conftest import HashingProvider, write
+from mdrecall.store import blob_to_vector, vector_dims
 
 WORDS = [
     "alpha",
@@ -81,7 +82,7 @@ def _stored_vectors(index) -> list[tuple[str, str, np.ndarray]]:
     rows = index.store.conn.execute(
         "SELECT c.id, c.path, v.embedding FROM chunk_vectors v JOIN chunks c ON c.rowid = v.chunk_rowid"
     ).fetchall()
-    return [(cid, path, np.frombuffer(blob, dtype=np.float32)) for cid, path, blob in rows]
+    return [(cid, path, blob_to_vector(blob)) for cid, path, blob in rows]
 
 
 def _rows_per_path(index) -> dict[str, int]:
@@ -214,7 +215,7 @@ def test_vectors_are_float32_blobs_and_the_spec_json_column_is_opt_in(tmp_path: 
     conn = index.store.conn
     assert {r[0] for r in conn.execute("SELECT embedding FROM chunks")} == {""}
     assert {r[0] for r in conn.execute("SELECT typeof(embedding) FROM chunk_vectors")} == {"blob"}
-    assert {r[0] for r in conn.execute("SELECT length(embedding) FROM chunk_vectors")} == {64}
+    assert {vector_dims(r[0]) for r in conn.execute("SELECT embedding FROM chunk_vectors")} == {16}
     # each vector once: the window rows are the cache entries of the indexed text (test_compact_storage.py)
     assert conn.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0] == 0
     spec = make_index(

@@ -63,11 +63,18 @@ def ranked_docs(paths: list[str], mapping: dict[str, str]) -> list[str]:
 
 
 def build_index(
-    collection: Collection, work: Path, provider_name: str, local_model: str | None = None
+    collection: Collection, work: Path, provider_name: str, local_model: str | None = None, encoding: str | None = None
 ) -> tuple[MemoryIndex, dict[str, str]]:
     ws = work / "ws"
     mapping = write_workspace(collection, ws)
-    config = parse_config({"provider": provider_name, "query": EVAL_QUERY_CFG, "local": {"model": local_model}})
+    config = parse_config(
+        {
+            "provider": provider_name,
+            "query": EVAL_QUERY_CFG,
+            "local": {"model": local_model},
+            "store": {"vector": {"encoding": encoding}} if encoding else {},
+        }
+    )
     result = create_provider(config)
     if result.provider is None:
         raise SystemExit(f"no embedding provider: {result.unavailable_reason}")
@@ -168,11 +175,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--local-model", default=None, help="local.model: e5-small, e5-small-enpt, minilm, wordllama")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/mdrecall-quality"))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "quality.json")
+    parser.add_argument(
+        "--encoding",
+        choices=["float32", "float16", "int8"],
+        help="store.vector.encoding (default: the config's; a change rebuilds the kept index from its cache)",
+    )
     args = parser.parse_args(argv)
 
     collection = load_beir(args.beir, args.split, args.max_docs) if args.beir else load_pydocs(args.docs_dir)
     work = args.work_dir / collection.name
-    index, mapping = build_index(collection, work, args.provider, args.local_model)
+    index, mapping = build_index(collection, work, args.provider, args.local_model, args.encoding)
     try:
         chunks = index.status()["chunks"]
         results = evaluate(collection, index, mapping)
@@ -189,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         "queries_per_tier": {t: sum(1 for v in collection.tiers.values() if v == t) for t in tiers},
         "provider": args.provider,
         "local_model": index.provider.model if index.provider is not None else None,
+        "vector_encoding": index.config.store.vector.encoding,
         "chunk_results_per_query": CHUNK_RESULTS,
         "machine": platform.platform(),
         "results": results,

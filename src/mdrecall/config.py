@@ -93,6 +93,11 @@ class VectorStoreConfig(_Section):
     # numpy engine: score every window exactly on every query. Off, an index of 200k+ windows is first
     # scored on an int8 copy and its best chunks rescored exactly (vector_index.py; recall in README).
     exact: bool = False
+    # how vectors are stored on disk: "float16" (default: rankings measured identical to float32 on LoCoMo and
+    # pydocs, half the bytes), "float32" (the exact vectors), or "int8" with one scale per vector (smallest;
+    # LoCoMo hit@1 -0.4 pt); read back into the same float32 matrix (docs/storage.md, README "Benchmarks").
+    # A change rebuilds the index from the embedding cache; a cache entry less precise than asked is not used.
+    encoding: Literal["float32", "float16", "int8"] = "float16"
 
 
 class PostgresStoreConfig(_Section):

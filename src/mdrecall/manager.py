@@ -133,6 +133,7 @@ class MemoryIndex:
             engine=vector_cfg.engine,
             json_embeddings=vector_cfg.json_embeddings,
             exact_vectors=vector_cfg.exact,
+            encoding=vector_cfg.encoding,
         )
 
     @property

@@ -271,10 +271,20 @@ def blob_to_vector(value: bytes | str) -> np.ndarray:
         return np.frombuffer(value, dtype=np.float32).copy()
     tag = value[0]
     if tag == _TAG_FLOAT16:
-        return np.frombuffer(value, dtype=np.float16, offset=1).astype(np.float32)
+        return _unit_again(np.frombuffer(value, dtype=np.float16, offset=1).astype(np.float32))
     end = len(value) - (1 if tag == _TAG_INT8_PADDED else 0)
     scale = np.frombuffer(value, dtype=np.float32, count=1, offset=1)[0]
-    return np.frombuffer(value[5:end], dtype=np.int8).astype(np.float32) * scale
+    return _unit_again(np.frombuffer(value[5:end], dtype=np.int8).astype(np.float32) * scale)
+
+
+def _unit_again(rows: np.ndarray) -> np.ndarray:
+    """Rounded vectors that were unit length (every provider's are) made unit length again: search takes a
+    dot product for the cosine, and another backend (pgvector) normalises, so both must see a unit vector."""
+    import numpy as np
+
+    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
+    near = np.abs(norms - 1.0) < 0.01
+    return np.where(near, rows / np.where(near, norms, 1.0), rows).astype(np.float32)
 
 
 def decode_blocks(rows: Iterable[tuple[int, bytes]], block: int = 8192) -> Iterator[tuple[int, bytes]]:
@@ -305,10 +315,20 @@ def decode_blocks(rows: Iterable[tuple[int, bytes]], block: int = 8192) -> Itera
                 flat = raw[:, 5:end].copy().view(np.int8).astype(np.float32) * scales
             else:
                 continue
-            for i, row in zip(members, flat, strict=True):
+            for i, row in zip(members, _unit_again(flat), strict=True):
                 decoded[i] = row.tobytes()
         for i, (rowid, blob) in enumerate(chunk):
             yield rowid, decoded.get(i, blob)
+
+
+_PRECISION = {"float32": 32, "float16": 16, "int8": 8}
+
+
+def blob_precision(blob: bytes | str) -> int:
+    """Bits per value of a stored vector (JSON text counts as float32)."""
+    if isinstance(blob, str) or len(blob) % 4 == 0:
+        return 32
+    return 16 if blob[0] == _TAG_FLOAT16 else 8
 
 
 def vector_dims(blob: bytes) -> int:
@@ -407,7 +427,8 @@ class Store:
     `engine` picks the vector search: "numpy" (default, exact, over a float32 matrix read from
     chunk_vectors) or "sqlite-vec" (the spec's vec0 table `chunks_vec`, kept in step, queried by KNN).
     `json_embeddings` also writes the spec's JSON vector into chunks.embedding (off: it would double the file).
-    `encoding` is how new vectors are written (rows of any encoding are read).
+    `encoding` is how new vectors are written (rows of any encoding are read); float32 here, the exact
+    primitive, while the config's default (store.vector.encoding, which MemoryIndex passes) is float16.
     `exact_vectors` keeps the numpy engine exact at every size (no int8 first pass, vector_index.py).
     """
 
@@ -430,8 +451,6 @@ class Store:
         self.encoding: VectorEncoding = encoding
         # the vectors of deleted chunks move to embedding_cache (off when the cache is: nothing would read them)
         self.keep_deleted_vectors = True
-        self._identity: tuple[str, str, str] | None = None
-        self._identity_read = False
         self._matrix: VectorMatrix | None = None
         self._matrix_token: tuple[int, str | None] | None = None
         # _common_terms' answers while the index stays the same: (data_version, total_changes) -> term -> bool
@@ -636,11 +655,9 @@ class Store:
         self.write_meta_value(VECTOR_GENERATION_KEY, uuid.uuid4().hex)
 
     def vector_identity(self) -> tuple[str, str, str] | None:
-        """(provider, model, provider_key) that embedded the hashed rows of chunk_vectors, if recorded."""
-        if not self._identity_read:
-            self._identity = _parse_identity(self.read_meta_value(VECTOR_IDENTITY_KEY))
-            self._identity_read = True
-        return self._identity
+        """(provider, model, provider_key) that embedded the hashed rows of chunk_vectors, if recorded (read
+        each time, one key lookup: another connection or a swap may have changed it)."""
+        return _parse_identity(self.read_meta_value(VECTOR_IDENTITY_KEY))
 
     def set_vector_identity(self, provider: str, model: str, provider_key: str) -> None:
         """Record who embeds the vectors written from now on. Rows of another identity keep their vectors
@@ -652,7 +669,6 @@ class Store:
             if self.vector_identity() is not None:
                 self.conn.execute("UPDATE chunk_vectors SET hash = NULL WHERE hash IS NOT NULL")
             self.write_meta_value(VECTOR_IDENTITY_KEY, json.dumps(list(identity)))
-        self._identity, self._identity_read = identity, True
 
     # -- files and chunks --------------------------------------------------------------------------
 
@@ -824,11 +840,13 @@ class Store:
         wanted = {hash_key(h): h for h in hashes}
         found: dict[str, np.ndarray] = {}
         keys = list(wanted)
+        need = _PRECISION[self.encoding]  # a vector stored coarser than this store writes is embedded again
         if self.vector_identity() == (provider, model, provider_key):
             for blob_key, blob in self._batched(
                 "SELECT hash, embedding FROM chunk_vectors WHERE hash IN ({marks})", (), keys
             ):
-                found.setdefault(wanted[blob_key], blob_to_vector(blob))
+                if blob_precision(blob) >= need:
+                    found.setdefault(wanted[blob_key], blob_to_vector(blob))
             keys = [k for k in keys if wanted[k] not in found]
         for key, blob, dims in self._batched(
             "SELECT hash, embedding, dims FROM embedding_cache WHERE provider = ? AND model = ? "
@@ -836,6 +854,8 @@ class Store:
             (provider, model, provider_key),
             keys,
         ):
+            if blob_precision(blob) < need:
+                continue
             vector = blob_to_vector(blob)
             if dims and vector.size != dims:  # several windows, stored as one (windows * dims) blob
                 vector = vector.reshape(-1, dims)

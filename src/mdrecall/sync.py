@@ -117,6 +117,7 @@ def expected_meta(provider: EmbeddingProvider | None, config: MemoryConfig) -> d
         # memory files redacted or not, and the rules' version: a change rebuilds (and so purges) the index
         "redaction": f"v{REDACTION_VERSION}" + ("" if config.redact_memory else "-sessions-only"),
         "windows": _windows_meta(provider),
+        "vectorEncoding": config.store.vector.encoding if provider is not None else None,
     }
 
 
@@ -144,6 +145,9 @@ def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any])
     ):
         if stored.get(key) != expected.get(key):
             return f"{label} changed ({stored.get(key)!r} -> {expected.get(key)!r})"
+    encoding = stored.get("vectorEncoding", "float32")  # indexes written before the setting held float32
+    if expected.get("vectorEncoding") not in (None, encoding):
+        return f"vector encoding changed ({encoding!r} -> {expected['vectorEncoding']!r})"
     if expected.get("vectorDims") is not None and stored.get("vectorDims") != expected["vectorDims"]:
         return f"vector dims changed ({stored.get('vectorDims')!r} -> {expected['vectorDims']!r})"
     return None
