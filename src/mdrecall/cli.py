@@ -132,7 +132,7 @@ def _duration(seconds: float) -> str:
 
 
 def _progress_line(done: int, total: int, elapsed: float) -> str:
-    """`indexing: 1200/16669 chunks (7%), 45 chunks/s, eta 6m06s` for logs."""
+    """`indexing: 1200/16669 chunks (7%), 45 chunks/s, eta 5m44s` for logs."""
     line = f"indexing: {done}/{total} chunks ({100 * done // max(total, 1)}%)"
     if done and elapsed > 0:
         rate = done / elapsed

@@ -691,8 +691,7 @@ def incremental_sync(
     done = 0
     if progress:
         progress(0, pending_files, "indexing")
-    for lazy_group in _windows(pending, EMBED_WINDOW_CHUNKS):
-        group = lazy_group
+    for group in _windows(pending, EMBED_WINDOW_CHUNKS):
         embedder.window_hashes = []
         vectors = _embed_or_defer(
             embedder,
