@@ -87,3 +87,11 @@ def test_switching_the_encoding_rebuilds_from_the_cache_and_never_serves_coarser
     exact.sync()
     assert provider.texts_embedded == 2 * windows  # int8 (and float16) vectors are not good enough for float32
     assert {r[0] for r in exact.store.conn.execute("SELECT length(embedding) FROM chunk_vectors")} == {DIMS * 4}
+
+
+def test_status_says_how_the_vectors_are_stored(tmp_path: Path, make_index) -> None:
+    ws = tmp_path / "ws"
+    _notes(ws, files=1)
+    index = make_index(ws, WindowedProvider(dims=DIMS), config={"store": {"vector": {"encoding": "int8"}}})
+    index.sync()
+    assert index.status()["vector"]["encoding"] == "int8"

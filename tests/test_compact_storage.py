@@ -179,3 +179,24 @@ def _downgrade_to_version_2(db: Path) -> None:
         conn.execute("PRAGMA user_version = 2")
     conn.close()
 
+
+def test_a_version_2_index_opened_read_only_still_searches(tmp_path: Path, make_index) -> None:
+    from mdrecall.store import Store
+
+    ws = tmp_path / "ws"
+    _notes(ws)
+    provider = WindowedProvider(dims=DIMS)
+    db = tmp_path / "v2.sqlite"
+    index = make_index(ws, provider, db_path=db)
+    index.sync()
+    index.close()
+    _downgrade_to_version_2(db)
+    store = Store(db, read_only=True)  # never migrated: a read-only state directory cannot be written
+    try:
+        query = provider.embed_query("note 2-6: topic2 item6 follows decision 44")
+        assert store.vector_search(query, provider.model, ["memory"], 1)[0].path == "memory/notes-2.md"
+        windows = store.vector_row_count()
+        assert store.cache_count() == windows  # v2: every window also in embedding_cache, none hashed
+        assert "hash" not in {r[1] for r in store.conn.execute("PRAGMA table_info(chunk_vectors)")}
+    finally:
+        store.close()

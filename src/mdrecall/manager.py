@@ -660,6 +660,8 @@ class MemoryIndex:
                 "available": store.vector.available,
                 "mode": self._vector_mode(),
                 "dims": store.vector.dims or meta.get("vectorDims"),
+                # how the index stores its vectors on disk (store.vector.encoding when it was built)
+                "encoding": meta.get("vectorEncoding", "float32") if meta.get("vectorDims") else None,
             },
         }
         if self.config.cache.max_entries:
