@@ -710,6 +710,11 @@ class MemoryIndex:
             return "sqlite-vec (vec0 KNN)"
         if self.config.store.vector.engine == "sqlite-vec":
             return "numpy fallback (sqlite-vec unavailable)"
+        from .vector_index import QUANTIZED_MIN_WINDOWS, simsimd_available
+
+        windows = self.store.vector_row_count()
+        if not self.config.store.vector.exact and windows >= QUANTIZED_MIN_WINDOWS and simsimd_available():
+            return f"numpy (int8 first pass over {windows} windows, exact float32 rescoring)"
         return "numpy (exact, float32 matrix)"
 
     def _probe(self) -> dict[str, Any]:

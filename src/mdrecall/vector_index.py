@@ -258,6 +258,11 @@ def _simsimd() -> Any:
     return simsimd
 
 
+def simsimd_available() -> bool:
+    """Whether the int8 first pass can run here (status reports which engine answers)."""
+    return _simsimd() is not None
+
+
 def _unit(query: np.ndarray) -> np.ndarray:
     """The query as float32 of length 1 (unchanged when zero)."""
     q = np.asarray(query, dtype=np.float32)
