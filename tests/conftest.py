@@ -18,6 +18,7 @@ from mdrecall.config import MemoryConfig, Settings, parse_config, resolve_settin
 from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
 from mdrecall.embeddings.factory import ProviderResult
 from mdrecall.manager import MemoryIndex
+from mdrecall.store import Store
 
 EXAMPLE_WORKSPACE = Path(__file__).resolve().parent.parent / "examples" / "workspace"
 
@@ -62,6 +63,25 @@ class HashingProvider:
         if not texts:
             return np.zeros((0, self._dims), dtype=np.float32)
         return np.stack([self._vector(t) for t in texts])
+
+
+def random_word_store(path: Path, vocabulary: list[str], common: list[str], rare: str) -> Store:
+    """A store of 400 one-line chunks: every chunk holds the `common` words and 30 random words of
+    `vocabulary`, every 37th also `rare` (keyword-ranking tests compare fast paths with full bm25 on it)."""
+    import random
+
+    from mdrecall.store import ChunkRow
+
+    rng = random.Random(8)
+    store = Store(path)
+    rows = []
+    for i in range(400):
+        words = [*common, *rng.choices(vocabulary, k=30), *([rare] if i % 37 == 0 else [])]
+        rng.shuffle(words)
+        rows.append(ChunkRow(f"c{i}", f"n{i}.md", "memory", 1, 1, f"h{i}", "m", " ".join(words)))
+    with store.transaction():
+        store.insert_chunks(rows)
+    return store
 
 
 def write(root: Path, rel: str, text: str) -> Path:

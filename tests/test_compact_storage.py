@@ -133,17 +133,21 @@ def test_cache_eviction_never_drops_what_search_uses(tmp_path: Path, make_index)
         assert hits and hits[0].path == f"memory/notes-{f}.md"
 
 
-def test_a_version_2_index_is_migrated_and_rebuilt_without_embedding_again(tmp_path: Path, make_index) -> None:
+def _version_2_index(tmp_path: Path, make_index) -> tuple[Path, WindowedProvider, Path, int]:  # type: ignore[no-untyped-def]
+    """(workspace, provider, db, windows embedded) of an index written in version 2's layout."""
     ws = tmp_path / "ws"
     _notes(ws)
     provider = WindowedProvider(dims=DIMS)
     db = tmp_path / "v2.sqlite"
     index = make_index(ws, provider, db_path=db)
     index.sync()
-    windows = provider.texts_embedded
     index.close()
     _downgrade_to_version_2(db)
+    return ws, provider, db, provider.texts_embedded
 
+
+def test_a_version_2_index_is_migrated_and_rebuilt_without_embedding_again(tmp_path: Path, make_index) -> None:
+    ws, provider, db, windows = _version_2_index(tmp_path, make_index)
     old = make_index(ws, provider, db_path=db)
     query = provider.embed_query("note 1-4: topic1 item4 follows decision 29")
     assert old.store.vector_search(query, provider.model, ["memory"], 1)[0].path == "memory/notes-1.md"  # old layout
@@ -183,14 +187,7 @@ def _downgrade_to_version_2(db: Path) -> None:
 def test_a_version_2_index_opened_read_only_still_searches(tmp_path: Path, make_index) -> None:
     from mdrecall.store import Store
 
-    ws = tmp_path / "ws"
-    _notes(ws)
-    provider = WindowedProvider(dims=DIMS)
-    db = tmp_path / "v2.sqlite"
-    index = make_index(ws, provider, db_path=db)
-    index.sync()
-    index.close()
-    _downgrade_to_version_2(db)
+    _, provider, db, _ = _version_2_index(tmp_path, make_index)
     store = Store(db, read_only=True)  # never migrated: a read-only state directory cannot be written
     try:
         query = provider.embed_query("note 2-6: topic2 item6 follows decision 44")

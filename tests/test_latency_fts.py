@@ -9,6 +9,8 @@ import pytest
 
 from mdrecall.store import FTS_MAX_SEGMENTS, ChunkRow, Store
 
+from .conftest import random_word_store
+
 WORDS = [
     "billing",
     "invoice",
@@ -72,15 +74,7 @@ def test_prefix_terms_of_the_min_score_query_are_ranked_without_common_ones(
 
     assert _plain_terms('"noted"* AND "work"* AND "x"') == ("AND", ['"noted"*', '"work"*', '"x"'])
     assert _plain_terms('"a"* OR "b" AND "c"') is None
-    rng = random.Random(8)
-    store = Store(tmp_path / "k.sqlite")
-    rows = []
-    for i in range(400):
-        words = ["commonly", "usually"] + rng.choices(WORDS, k=30) + (["rarely"] if i % 37 == 0 else [])
-        rng.shuffle(words)
-        rows.append(ChunkRow(f"c{i}", f"n{i}.md", "memory", 1, 1, f"h{i}", "m", " ".join(words)))
-    with store.transaction():
-        store.insert_chunks(rows)
+    store = random_word_store(tmp_path / "k.sqlite", WORDS, ["commonly", "usually"], "rarely")
     queries = ['"common"* AND "rare"*', '"common"* AND "usual"*', '"rare"* OR "bill"*']
     sql = "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT 10"
     expected = {q: store.conn.execute(sql, (q,)).fetchall() for q in queries}

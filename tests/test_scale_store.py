@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conftest import HashingProvider, write
+from conftest import HashingProvider, random_word_store, write
 from mdrecall.store import blob_to_vector, vector_dims
 
 WORDS = [
@@ -259,17 +259,8 @@ def test_a_version_1_index_is_rebuilt_in_the_compact_format(tmp_path: Path, make
 
 def test_keyword_ranking_without_common_terms_matches_full_bm25(tmp_path: Path, monkeypatch) -> None:
     from mdrecall import store as store_module
-    from mdrecall.store import ChunkRow, Store
 
-    rng = random.Random(8)
-    store = Store(tmp_path / "k.sqlite")
-    rows = []
-    for i in range(400):
-        words = ["common", "usual"] + rng.choices(WORDS, k=30) + (["rare"] if i % 37 == 0 else [])
-        rng.shuffle(words)
-        rows.append(ChunkRow(f"c{i}", f"n{i}.md", "memory", 1, 1, f"h{i}", "m", " ".join(words)))
-    with store.transaction():
-        store.insert_chunks(rows)
+    store = random_word_store(tmp_path / "k.sqlite", WORDS, ["common", "usual"], "rare")
 
     def full(query: str, k: int) -> list[tuple[int, float]]:
         sql = "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?"
