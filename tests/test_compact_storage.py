@@ -39,12 +39,18 @@ def _counts(conn: apsw.Connection) -> tuple[int, int, int]:
     return int(windows), int(cached), int(distinct)
 
 
-def test_a_window_vector_is_stored_once(tmp_path: Path, make_index) -> None:
+def _synced(tmp_path: Path, make_index, db_path: Path | None = None):  # type: ignore[no-untyped-def]
+    """(workspace, provider, index) of the notes workspace, indexed once."""
     ws = tmp_path / "ws"
     _notes(ws)
     provider = WindowedProvider(dims=DIMS)
-    index = make_index(ws, provider)
+    index = make_index(ws, provider, db_path=db_path) if db_path is not None else make_index(ws, provider)
     index.sync()
+    return ws, provider, index
+
+
+def test_a_window_vector_is_stored_once(tmp_path: Path, make_index) -> None:
+    ws, provider, index = _synced(tmp_path, make_index)
     conn = index.store.conn
     windows, cached, distinct = _counts(conn)
     chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
@@ -56,11 +62,7 @@ def test_a_window_vector_is_stored_once(tmp_path: Path, make_index) -> None:
 
 
 def test_an_edit_embeds_only_the_changed_window_and_keeps_each_vector_once(tmp_path: Path, make_index) -> None:
-    ws = tmp_path / "ws"
-    _notes(ws)
-    provider = WindowedProvider(dims=DIMS)
-    index = make_index(ws, provider)
-    index.sync()
+    ws, provider, index = _synced(tmp_path, make_index)
     windows_before, _, _ = _counts(index.store.conn)
     path = ws / "memory/notes-1.md"
     path.write_text(path.read_text().replace("item5 follows", "item5 now precedes"))
@@ -78,11 +80,7 @@ def test_an_edit_embeds_only_the_changed_window_and_keeps_each_vector_once(tmp_p
 
 
 def test_a_full_reindex_and_a_deleted_then_restored_file_embed_nothing(tmp_path: Path, make_index) -> None:
-    ws = tmp_path / "ws"
-    _notes(ws)
-    provider = WindowedProvider(dims=DIMS)
-    index = make_index(ws, provider)
-    index.sync()
+    ws, provider, index = _synced(tmp_path, make_index)
     embedded = provider.texts_embedded
     report = index.sync(force=True)  # builds a new file (seeded from this one's cache) and swaps it in
     assert report.full_reindex and provider.texts_embedded == embedded
@@ -135,12 +133,8 @@ def test_cache_eviction_never_drops_what_search_uses(tmp_path: Path, make_index)
 
 def _version_2_index(tmp_path: Path, make_index) -> tuple[Path, WindowedProvider, Path, int]:  # type: ignore[no-untyped-def]
     """(workspace, provider, db, windows embedded) of an index written in version 2's layout."""
-    ws = tmp_path / "ws"
-    _notes(ws)
-    provider = WindowedProvider(dims=DIMS)
     db = tmp_path / "v2.sqlite"
-    index = make_index(ws, provider, db_path=db)
-    index.sync()
+    ws, provider, index = _synced(tmp_path, make_index, db)
     index.close()
     _downgrade_to_version_2(db)
     return ws, provider, db, provider.texts_embedded
