@@ -32,6 +32,7 @@ demo: install
 
 test: install-test
 	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
 	$(PY) -m pytest -q
 
 # The real qmd (npm @tobilu/qmd) for tests/real_qmd_check.py: it needs node >= 22, which the npm package

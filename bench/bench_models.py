@@ -124,8 +124,13 @@ def index_time(model: str, workspaces: Path) -> dict[str, Any]:
         total_cpu += clock.cpu
         chunks += report.chunks_indexed
         texts += report.texts_embedded
-    return {"model": model, "index_wall_s": round(total_wall, 1), "index_cpu_s": round(total_cpu, 1),
-            "chunks": chunks, "texts_embedded": texts}
+    return {
+        "model": model,
+        "index_wall_s": round(total_wall, 1),
+        "index_cpu_s": round(total_cpu, 1),
+        "chunks": chunks,
+        "texts_embedded": texts,
+    }
 
 
 def main() -> None:

@@ -177,7 +177,6 @@ class FakeRerankServer(LocalHttpServer):
         return {"model": body["model"], "usage": {"total_tokens": 10}, results_field: items}
 
 
-
 def refused_url() -> str:
     """A 127.0.0.1 URL nothing listens on (a port just bound and released)."""
     with socket.socket() as sock:

@@ -18,8 +18,9 @@ def test_defaults_match_the_spec() -> None:
     # the spec's fusion stays one config block away.
     assert cfg.query.hybrid.normalized_weights() == (0.5, 0.5)
     assert (cfg.query.hybrid.mode, cfg.query.hybrid.keyword_query) == ("minmax", "or")
-    spec = parse_config({"query": {"hybrid": {"mode": "weighted", "vectorWeight": 0.7, "textWeight": 0.3,
-                                              "keywordQuery": "and"}}})
+    spec = parse_config(
+        {"query": {"hybrid": {"mode": "weighted", "vectorWeight": 0.7, "textWeight": 0.3, "keywordQuery": "and"}}}
+    )
     assert spec.query.hybrid.normalized_weights() == (0.7, 0.3) and spec.query.hybrid.mode == "weighted"
     assert cfg.query.hybrid.candidate_multiplier == 4
     assert cfg.query.snippet_max_chars == 700

@@ -61,9 +61,7 @@ def _claude_mcp_add(line: str, env: dict[str, str]) -> None:
             assert found.is_error is False
             top = found.structured_content["results"][0]
             assert top["path"] == "memory/2026-11-20.md" and "02:30" in top["snippet"]
-            lines = await client.call_tool(
-                "memory_get", {"path": top["path"], "from": top["startLine"], "lines": 5}
-            )
+            lines = await client.call_tool("memory_get", {"path": top["path"], "from": top["startLine"], "lines": 5})
             assert "02:30" in lines.structured_content["text"]
 
     anyio.run(scenario)

@@ -298,7 +298,7 @@ def search(
     """Search memory by meaning and by keyword."""
 
     if not query.strip():
-        _fail("the query is empty: say what to look for, e.g. mdrecall search \"deploy decision\"")
+        _fail('the query is empty: say what to look for, e.g. mdrecall search "deploy decision"')
 
     def body(idx: MemoryBackend) -> None:
         _require_memory_files(idx)
