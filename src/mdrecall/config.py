@@ -75,8 +75,9 @@ class LocalConfig(_Section):
     # tokenizer.json), or a model name for fastembed/sentence-transformers when those extras are installed.
     model_path: str | None = None
     model_cache_dir: str | None = None
-    # The offline model by name: "e5-small" (multilingual-e5-small, the default), "e5-small-enpt" or "minilm"
-    # (all-MiniLM-L6-v2). Unset: the default. local.modelPath, when set, wins.
+    # The offline model by name: "e5-small" (multilingual-e5-small, the default), "e5-small-enpt", "minilm"
+    # (all-MiniLM-L6-v2), "wordllama" or "e5+minilm" (both side by side). Unset: the default.
+    # local.modelPath, when set, wins.
     model: str | None = None
     # "auto": numpy runtime for BERT-family folders, else fastembed, else sentence-transformers.
     runtime: Literal["auto", "numpy", "fastembed", "sentence-transformers"] = "auto"
