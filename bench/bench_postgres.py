@@ -320,6 +320,19 @@ def _build_hnsw(store: Any, done: int, insert_seconds: float, budget: float) -> 
 EF_SWEEP = (100, 200, 400, 1000)  # hnsw.ef_search values measured for recall (200 is mdrecall's default)
 
 
+def _timed_recall(
+    store: Any, model: str, queries: list[Any], truth: list[list[str]]
+) -> tuple[list[float], list[float]]:
+    """Per query: the store's vector top-10 time (ms) and its recall@10 against the exact top 10."""
+    times, recall = [], []
+    for q, want in zip(queries, truth, strict=True):
+        started = time.perf_counter()
+        got = [r.id for r in store.vector_search(q, model, ["memory"], 10)]
+        times.append((time.perf_counter() - started) * 1000)
+        recall.append(len(set(got) & set(want)) / 10)
+    return times, recall
+
+
 def _recall(store: Any, provider: RandomProvider, seed: int = 11) -> dict[str, Any]:
     """Store-level vector search (top 10) against the exact answer, for 40 fixed random query vectors, at the
     default ef_search and across EF_SWEEP (store.postgres.efSearch trades latency for recall)."""
@@ -331,12 +344,7 @@ def _recall(store: Any, provider: RandomProvider, seed: int = 11) -> dict[str, A
     sweep: dict[str, dict[str, float]] = {}
     for ef in EF_SWEEP:
         store.ef_search, store.tuned_ef = ef, 0
-        times, recall = [], []
-        for q, want in zip(queries, truth, strict=True):
-            started = time.perf_counter()
-            got = [r.id for r in store.vector_search(q, provider.model, ["memory"], 10)]
-            times.append((time.perf_counter() - started) * 1000)
-            recall.append(len(set(got) & set(want)) / 10)
+        times, recall = _timed_recall(store, provider.model, queries, truth)
         sweep[str(ef)] = {
             "store_p50_ms": round(statistics.median(times), 2),
             "recall_at_10": round(statistics.mean(recall), 4),
@@ -433,12 +441,7 @@ def _shared_server(server_dsn: str, words: list[str], work: Path) -> dict[str, A
     truth = [_exact_top(conn, gen, q, 10) for q in queries]
 
     def measure(label: str) -> dict[str, float]:
-        times, recall = [], []
-        for q, want in zip(queries, truth, strict=True):
-            started = time.perf_counter()
-            got = [r.id for r in store.vector_search(q, provider.model, ["memory"], 10)]
-            times.append((time.perf_counter() - started) * 1000)
-            recall.append(len(set(got) & set(want)) / 10)
+        times, recall = _timed_recall(store, provider.model, queries, truth)
         out = {"p50_ms": round(statistics.median(times), 2), "recall_at_10": round(statistics.mean(recall), 3)}
         print(f"  shared server, {label}: {out}", file=sys.stderr, flush=True)
         return out
