@@ -84,6 +84,20 @@ def random_word_store(path: Path, vocabulary: list[str], common: list[str], rare
     return store
 
 
+def sync_until_the_server_stops(index, server, after_files: int) -> str:  # type: ignore[no-untyped-def]
+    """Sync `index` (Postgres), stop `server` once `after_files` files are written, and return the one-line
+    error the sync ends with (it must end with PostgresUnavailableError)."""
+    from mdrecall.backends.postgres import PostgresUnavailableError
+
+    def pull_the_plug(done: int, total: int, _path: str) -> None:
+        if done == after_files:
+            server.stop("immediate")
+
+    with pytest.raises(PostgresUnavailableError) as caught:
+        index.sync(progress=pull_the_plug)
+    return str(caught.value)
+
+
 def write(root: Path, rel: str, text: str) -> Path:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from conftest import HashingProvider, write
+from conftest import HashingProvider, sync_until_the_server_stops, write
 from mdrecall.backends.postgres import PostgresIndex, PostgresUnavailableError
 from mdrecall.backends.postgres.schema import LATEST_VERSION, migrate
 from mdrecall.config import parse_config, resolve_settings
@@ -200,14 +200,8 @@ def test_server_gone_mid_sync_loses_nothing(pg_env, open_pg, workspace):
     provider = HashingProvider()
     pg = open_pg(workspace, provider)
 
-    def pull_the_plug(done: int, total: int, _path: str) -> None:
-        if done == 15:
-            pg_env.stop("immediate")
-
     try:
-        with pytest.raises(PostgresUnavailableError) as caught:
-            pg.sync(progress=pull_the_plug)
-        message = str(caught.value)
+        message = sync_until_the_server_stops(pg, pg_env, 15)
         assert "\n" not in message and pg_env.dsn not in message and "nothing is lost" in message
         # keyword fallback while the server is down: answered from the markdown, with a notice
         response = pg.search("gateway deploys", mode="hybrid")

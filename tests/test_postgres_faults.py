@@ -13,8 +13,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from conftest import HashingProvider, write
-from mdrecall.backends.postgres import PostgresIndex, PostgresUnavailableError
+from conftest import HashingProvider, sync_until_the_server_stops, write
+from mdrecall.backends.postgres import PostgresIndex
 from mdrecall.config import parse_config, resolve_settings
 from mdrecall.embeddings.factory import ProviderResult
 
@@ -66,14 +66,8 @@ def test_server_gone_mid_incremental_sync(durable_dsn, pg_server, monkeypatch, t
         for i in range(20):
             write(workspace, f"memory/log-{i:02d}.md", f"# Log {i}\n\nrevised entry {i}: zeppelin rollout\n")
 
-        def pull_the_plug(done: int, total: int, _path: str) -> None:
-            if done == 8:
-                pg_server.stop("immediate")
-
         try:
-            with pytest.raises(PostgresUnavailableError) as caught:
-                index.sync(progress=pull_the_plug)
-            message = str(caught.value)
+            message = sync_until_the_server_stops(index, pg_server, 8)
             assert "\n" not in message and durable_dsn not in message
             down = index.search("zeppelin rollout", mode="hybrid")
             assert "unavailable" in (down.notice or "")  # the fallback says it is one
