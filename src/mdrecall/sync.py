@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .chunk_context import CONTEXT_VERSION, chunk_prefixes, with_context
 from .chunk_windows import DEFAULT_WINDOW_LINES, DEFAULT_WINDOW_STRIDE, WindowPlan, chunk_windows
@@ -550,25 +550,26 @@ def _read_changed_sessions(
 
 
 def _vanished(indexed: dict[str, FileRow], files: Sequence[MemoryFile | SessionFile]) -> list[str]:
-    """Indexed paths no longer among `files`, sorted. Usually none: counting the present files that are indexed
-    tells so without a set of every present path (a 100k-file sync held one); only when some are gone is the
-    set built."""
-    if not indexed:
-        return []
-    if sum(1 for f in files if f.path in indexed) == len(indexed):
-        return []
-    return sorted(set(indexed).difference(f.path for f in files))
+    """Indexed paths no longer among `files`, sorted (`_CountedWalk.vanished` after one counting pass)."""
+    walk = _CountedWalk(files, indexed)
+    for _ in walk:
+        pass
+    return walk.vanished()
 
 
-class _CountedWalk:
+_Found = TypeVar("_Found", MemoryFile, SessionFile)
+
+
+class _CountedWalk(Generic[_Found]):
     """The discovered files, counted as a single-pass sync walks them: how many there were, and how many of
-    them are indexed, which tells whether any indexed file vanished without a set of every present path."""
+    them are indexed, which tells whether any indexed file vanished without a set of every present path (a
+    100k-file sync held one); only when some are gone is the set built."""
 
-    def __init__(self, files: Iterable[MemoryFile], indexed: dict[str, FileRow]) -> None:
+    def __init__(self, files: Iterable[_Found], indexed: dict[str, FileRow]) -> None:
         self.files, self.indexed = files, indexed
         self.count = self.present = 0
 
-    def __iter__(self) -> Iterator[MemoryFile]:
+    def __iter__(self) -> Iterator[_Found]:
         self.count = self.present = 0
         for file in self.files:
             self.count += 1
