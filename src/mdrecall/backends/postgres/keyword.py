@@ -73,6 +73,9 @@ class KeywordQuery:
     tsquery: str | None
     terms: list[str] = field(default_factory=list)
     phrases: list[tuple[str, ...]] = field(default_factory=list)
+    # one-word prefixes ("adopt"* of query.wordForms): one unit each, its hit count summed over every lexeme
+    # that starts with it, as FTS5 counts a prefix phrase
+    prefixes: list[str] = field(default_factory=list)
     # "or": an OR of its units only (one unit counts as one); "and": an AND of its units only; "" otherwise
     shape: str = ""
 
@@ -98,6 +101,7 @@ class _Parser:
         self.pos = 0
         self.terms: list[str] = []
         self.phrases: list[tuple[str, ...]] = []
+        self.prefixes: list[str] = []
         self.ops: set[str] = set()  # "or", "and", "not", "prefix": which shapes `KeywordQuery.shape` can take
 
     def peek(self) -> str | None:
@@ -162,7 +166,9 @@ class _Parser:
         words = [w for w in words if len(w.encode("utf-8")) < MAX_LEXEME_BYTES]
         if not words:
             return None
-        if len(words) == 1:
+        if len(words) == 1 and prefix:
+            self.prefixes.append(words[0])
+        elif len(words) == 1:
             self.terms.append(words[0])
         else:
             self.phrases.append(tuple(words))
@@ -179,7 +185,13 @@ def translate(match: str) -> KeywordQuery:
     expression = parser.parse_or()
     ops = parser.ops
     shape = "or" if not ops - {"or"} else "and" if ops == {"and"} else ""
-    return KeywordQuery(expression, list(dict.fromkeys(parser.terms)), list(dict.fromkeys(parser.phrases)), shape)
+    return KeywordQuery(
+        expression,
+        list(dict.fromkeys(parser.terms)),
+        list(dict.fromkeys(parser.phrases)),
+        list(dict.fromkeys(parser.prefixes)),
+        shape,
+    )
 
 
 def _split(match: str) -> list[str]:
@@ -198,6 +210,8 @@ WITH q(key, tsq) AS MATERIALIZED (
   SELECT t, quote_literal(t)::tsquery FROM (SELECT DISTINCT unnest(%(terms)s::text[]) AS t) one
   UNION ALL
   SELECT k, t::tsquery FROM unnest(%(phrases)s::text[], %(phrase_tsq)s::text[]) AS many(k, t)
+  UNION ALL
+  SELECT p || '*', (quote_literal(p) || ':*')::tsquery FROM unnest(%(prefixes)s::text[]) AS pre(p)
 ),
 stats AS MATERIALIZED (
   SELECT n_chunks::float8 AS n, CASE WHEN n_chunks > 0 THEN total_len::float8 / n_chunks ELSE 1 END AS avgdl
@@ -219,7 +233,11 @@ ranked AS (
             FROM unnest(ts_filter(setweight(c.tsv, 'A', %(terms)s::text[]), '{{a}}')) u
             UNION ALL
             SELECT p.key, mdrecall_phrase_tf(c.tsv, string_to_array(p.key, ' '))::float8
-            FROM unnest(%(phrases)s::text[]) AS p(key)) x
+            FROM unnest(%(phrases)s::text[]) AS p(key)
+            UNION ALL
+            SELECT pre.p || '*', (SELECT sum(cardinality(u.positions)) FROM unnest(c.tsv) u
+                                   WHERE starts_with(u.lexeme, pre.p))::float8
+            FROM unnest(%(prefixes)s::text[]) AS pre(p)) x
       JOIN idf i ON i.key = x.key WHERE x.tf > 0) AS rank
   FROM mdrecall_chunks c, stats s
   WHERE c.generation = %(gen)s AND c.model = %(model)s AND c.source = ANY(%(sources)s)

@@ -403,6 +403,7 @@ class PgStore:
                 "terms": query.terms,
                 "phrases": query.phrase_keys,
                 "phrase_tsq": query.phrase_tsqueries,
+                "prefixes": query.prefixes,
                 "gen": gen,
                 "model": model,
                 "sources": list(sources),
