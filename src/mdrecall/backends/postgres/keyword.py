@@ -81,8 +81,20 @@ class KeywordQuery:
 
     @property
     def plain_words(self) -> bool:
-        """An OR or an AND of single words: `BM25_POSTINGS_SQL` answers it from the postings alone."""
+        """An OR or an AND of single words and word prefixes: `BM25_POSTINGS_SQL` answers it from the postings
+        alone (a prefix is one range of their term index)."""
         return self.shape in ("or", "and") and not self.phrases
+
+    @property
+    def units(self) -> int:
+        """How many bm25 units the query has (an AND needs a chunk to hold every one)."""
+        return len(self.terms) + len(self.phrases) + len(self.prefixes)
+
+    @property
+    def prefix_ends(self) -> list[str]:
+        """For each prefix, the first string after every term that starts with it (the postings' terms are
+        in byte order, schema 5): "adopt" -> "adopu"."""
+        return [prefix[:-1] + chr(ord(prefix[-1]) + 1) for prefix in self.prefixes]
 
     @property
     def phrase_keys(self) -> list[str]:
@@ -174,7 +186,8 @@ class _Parser:
             self.phrases.append(tuple(words))
         lexemes = [_lexeme(w) for w in words]
         if prefix:
-            self.ops.add("prefix")
+            if len(words) > 1:
+                self.ops.add("prefix")  # a phrase ending in a prefix: only the per-row path scores it
             lexemes[-1] += ":*"
         return lexemes[0] if len(lexemes) == 1 else "(" + " <-> ".join(lexemes) + ")"
 
@@ -262,6 +275,11 @@ BM25_POSTINGS_SQL = f"""
 WITH p AS MATERIALIZED (
   SELECT term, rid, tf::float8 AS tf, doc_len FROM mdrecall_postings
   WHERE generation = %(gen)s AND term = ANY(%(terms)s::text[])
+  UNION ALL
+  SELECT pre.p || '*', m.rid, sum(m.tf)::float8, m.doc_len
+  FROM unnest(%(prefixes)s::text[], %(prefix_ends)s::text[]) AS pre(p, e)
+  JOIN mdrecall_postings m ON m.generation = %(gen)s AND m.term >= pre.p AND m.term < pre.e
+  GROUP BY pre.p, m.rid, m.doc_len
 ),
 stats AS MATERIALIZED (
   SELECT n_chunks::float8 AS n, CASE WHEN n_chunks > 0 THEN total_len::float8 / n_chunks ELSE 1 END AS avgdl
@@ -276,7 +294,7 @@ scored AS MATERIALIZED (
                     (p.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * p.doc_len / s.avgdl))) AS rank
   FROM p JOIN idf i ON i.term = p.term, stats s
   GROUP BY p.rid
-  HAVING NOT %(all_terms)s OR count(*) = cardinality(%(terms)s::text[])
+  HAVING NOT %(all_terms)s OR count(*) = %(units)s
 ),
 cut AS (SELECT rank FROM scored ORDER BY rank ASC OFFSET %(k)s - 1 LIMIT 1),
 picked AS (
