@@ -23,6 +23,7 @@ from mdrecall.embeddings.bert_numpy import (
     layer_norm,
     layer_norm_,
 )
+from mdrecall.embeddings.parallel import token_budget_batches
 
 _ERF = np.vectorize(math.erf)
 
@@ -220,3 +221,11 @@ def test_a_padded_batch_gives_each_sequence_its_own_vector() -> None:
     batched = encoder.embed(ids, mask)
     alone = np.stack([encoder.embed(s[None, :], np.ones((1, len(s)), dtype=np.int64))[0] for s in seqs])
     assert float(np.abs(batched - alone).max()) < 1e-5
+
+
+def test_token_budget_batches_come_longest_first() -> None:
+    lengths = [5, 300, 12, 12, 80, 1, 512, 40, 40, 40, 7, 90, 3]
+    batches = token_budget_batches(lengths, max_items=3, max_tokens=200)
+    widths = [max(lengths[i] for i in batch) for batch in batches]
+    assert widths == sorted(widths, reverse=True)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
