@@ -68,16 +68,37 @@ def test_same_results_as_sqlite(open_pg, workspace):
     write(
         workspace,
         "memory/2026-11-05.md",
-        "# Deploys\n\nThe gateway deploy moved to Fridays.\nCafé notes: naïve résumé.\n",
+        "# Deploys\n\nThe gateway deploy moved to Fridays.\nCafé notes: naïve résumé.\n\nTwo gateways deployed.\n",
     )
     pg = open_pg(workspace, HashingProvider())
     lite = open_pg(workspace, HashingProvider(), sqlite=True)
     pg.sync()
     lite.sync()
-    for query in ["gateway deploy", "a828e60", "metric units Dana", "resume naive cafe", "hybrid 0.7"]:
+    # word forms: "deploying" is the prefix unit "deploy"*, which FTS5 counts in "deploy" and "deployed" alike
+    queries = ["gateway deploy", "a828e60", "metric units Dana", "resume naive cafe", "hybrid 0.7"]
+    queries.append("deploying gateways")
+    for query in queries:
         for mode in ("hybrid", "keyword", "vector"):
             assert _results(pg.search(query, mode=mode)) == _results(lite.search(query, mode=mode)), (query, mode)
     assert _results(pg.search("gateway deploy"))  # not vacuous
+
+
+def test_prefix_units_score_as_fts5(open_pg, workspace):
+    """A word's prefix (query.wordForms: "deploying" -> "deploy"*) is one bm25 unit counting every lexeme that
+    starts with it, on PostgreSQL as in FTS5; also where the chunk holds only other forms ("deployed")."""
+    write(workspace, "memory/a.md", "# A\n\nTwo gateways deployed, then deployed again.\n")
+    write(workspace, "memory/b.md", "# B\n\nWe deploy the gateway.\n\nMore notes about other things here.\n")
+    pg = open_pg(workspace, HashingProvider())
+    lite = open_pg(workspace, HashingProvider(), sqlite=True)
+    pg.sync()
+    lite.sync()
+    for query in ['"deploy"*', '"deploy"* OR "gateway"', '"gatew"* OR "notes"']:
+        found = [
+            [(r.path, round(r.score, 9)) for r in i.store.keyword_search(query, i.provider.model, ["memory"], 10)]
+            for i in (pg, lite)
+        ]
+        assert found[0] == found[1], query
+        assert len(found[1]) >= 2, query
 
 
 def test_incremental_sync_by_hash_and_deletions(open_pg, workspace):

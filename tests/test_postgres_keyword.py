@@ -30,6 +30,9 @@ QUERIES = [
     '"gateway deploy" OR "canary"',
     '"gateway" NOT "deploy"',
     '"gate"*',
+    '"gate"* OR "deploy"',
+    '"gatew"* AND "canar"*',
+    '"dep"* OR "ca"* OR "nothingmatches"',
     '"gateway" OR "deploy" AND "cache"',
     '"nothingmatches"',
 ]
@@ -124,7 +127,10 @@ def test_fast_paths_equal_the_reference(pg_index, workspace):
         _assert_same(index, ["sessions", "memory"], limit)
     assert translate('"gateway" OR "deploy"').plain_words and translate('"a" AND "b"').plain_words
     assert not translate('"a b" OR "c"').plain_words and translate('"a b" OR "c"').shape == "or"
-    assert translate('"a" NOT "b"').shape == "" and translate('"a"*').shape == ""
+    assert translate('"a" NOT "b"').shape == "" and translate('"a b"*').shape == ""
+    # a word's prefix is one unit the postings answer (a range of their byte-ordered terms)
+    prefixed = translate('"adopt"* OR "dog"')
+    assert prefixed.plain_words and prefixed.prefixes == ["adopt"] and prefixed.prefix_ends == ["adopu"]
 
 
 def test_postings_follow_changes_and_reindex(pg_index, workspace):

@@ -320,10 +320,12 @@ def memoize_candidates() -> None:
     memo: dict[tuple, Any] = {}
     keyword_rows, vector_rows = search_module._keyword_rows, search_module._vector_rows
 
-    def cached_keyword(store: Any, query: str, model: str, sources: Any, limit: int, expanded: bool) -> Any:
-        key = ("k", str(store.path), query, model, tuple(sources), limit, expanded)
+    def cached_keyword(
+        store: Any, query: str, model: str, sources: Any, limit: int, expanded: bool, forms: bool = False
+    ) -> Any:
+        key = ("k", str(store.path), query, model, tuple(sources), limit, expanded, forms)
         if key not in memo:
-            memo[key] = keyword_rows(store, query, model, sources, limit, expanded)
+            memo[key] = keyword_rows(store, query, model, sources, limit, expanded, forms)
         return memo[key]
 
     def cached_vector(store: Any, vector: Any, model: str, sources: Any, limit: int) -> Any:

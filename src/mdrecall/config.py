@@ -271,6 +271,10 @@ class QueryConfig(_Section):
     # share of the model's empty-text direction taken out of the query vector (centering.py); unset = the
     # model's calibrated share (multilingual-e5-small 0.45, other models 0); 0 = the spec's plain query vector
     centering: float | None = Field(None, ge=0, le=1)
+    # the keyword side (OR query) also meets other forms of an English word: "adopted" finds "adopting"
+    # (word_forms.py). LoCoMo dev hit@1 .758 -> .770 (bench/quality/README.md, fifth round); false = the
+    # exact words only, as the spec's keyword side
+    word_forms: bool = True
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
     mmr: MmrConfig = Field(default_factory=MmrConfig)

@@ -18,6 +18,7 @@ from .stopwords import CHINESE_CHARS, CHINESE_WORDS, KOREAN_AMBIGUOUS_PARTICLES,
 from .stopwords import JAPANESE as JAPANESE_STOPWORDS
 from .stopwords import KOREAN as KOREAN_STOPWORDS
 from .stopwords import LATIN as LATIN_STOPWORDS
+from .word_forms import word_forms, word_stem
 
 _HANGUL = "hangul"
 _HAN = "han"
@@ -154,12 +155,25 @@ def indexed_tokens(text: str) -> set[str]:
     return set(_WORD.findall(fold_term(index_text(text))))
 
 
-def keyword_coverage(terms: Sequence[str], text: str) -> float:
-    """Share of the query's keywords present in a chunk (its indexed form), in [0, 1]."""
+def keyword_match(term: str, forms: bool) -> str:
+    """One keyword of the OR query as FTS5 text: with `forms`, an inflected English word as its stem's prefix
+    ("adopted" -> "adopt"*: every form counts as one term), else the quoted word."""
+    stem = word_stem(term.lower()) if forms else None
+    return _quote(stem) + "*" if stem else _quote(term)
+
+
+def keyword_coverage(terms: Sequence[str], text: str, forms: bool = False) -> float:
+    """Share of the query's keywords present in a chunk (its indexed form), in [0, 1]; with `forms`, a
+    keyword also counts when the chunk holds one of its inflections (`word_forms.word_forms`)."""
     if not terms:
         return 1.0
     tokens = indexed_tokens(text)
-    return sum(1 for term in terms if fold_term(term) in tokens) / len(terms)
+    held = 0
+    for term in terms:
+        folded = fold_term(term)
+        if folded in tokens or (forms and not tokens.isdisjoint(word_forms(folded))):
+            held += 1
+    return held / len(terms)
 
 
 _TOKEN = re.compile(r"[^\s\"'`()\[\]{}<>,;!?]+")

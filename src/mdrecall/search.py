@@ -29,6 +29,7 @@ from .fts_query import (  # noqa: F401  (re-exported: callers and tests import t
     holds_identifier,
     identifier_phrase,
     keyword_coverage,
+    keyword_match,
     query_identifiers,
     split_on_stopwords,
     strip_korean_particle,
@@ -384,20 +385,21 @@ def _session_mtimes(store: Store, hits: Sequence[Hit]) -> dict[str, int]:
 
 
 def _keyword_rows(
-    store: Store, query: str, model: str, sources: Sequence[str], limit: int, expanded: bool
+    store: Store, query: str, model: str, sources: Sequence[str], limit: int, expanded: bool, forms: bool = False
 ) -> list[SearchRow]:
     """Keyword hits. With the expanded OR query, each row's `extra["coverage"]` holds the share of keywords
     it contains and rows are re-ordered by bm25 score x coverage: one common word shared with a question
-    must not outrank a chunk holding all of its keywords, nor carry a high text score into the merge."""
+    must not outrank a chunk holding all of its keywords, nor carry a high text score into the merge.
+    `forms` (query.wordForms) lets the OR query and the coverage meet other forms of a word (word_forms.py)."""
     if not expanded:
         fts_query = build_fts_query(query)
         return store.keyword_search(fts_query, model, sources, limit) if fts_query else []
     terms = expand_query_terms(query)
     if not terms:
         return []
-    rows = store.keyword_search(" OR ".join(_quote(t) for t in terms), model, sources, limit)
+    rows = store.keyword_search(" OR ".join(keyword_match(t, forms) for t in terms), model, sources, limit)
     for row in rows:
-        row.extra["coverage"] = keyword_coverage(terms, with_context(path_context(row.path), row.text))
+        row.extra["coverage"] = keyword_coverage(terms, with_context(path_context(row.path), row.text), forms)
     return sorted(rows, key=lambda r: -bm25_rank_to_score(r.score) * r.extra["coverage"])
 
 
@@ -646,7 +648,7 @@ def run_search(
     identifiers = query_identifiers(cleaned) if mode != "vector" else []
     keyword: list[SearchRow] = []
     if mode != "vector":
-        keyword = _keyword_rows(store, cleaned, model, sources, candidates, expanded)
+        keyword = _keyword_rows(store, cleaned, model, sources, candidates, expanded, query_cfg.word_forms)
         keyword = _merge_rows(keyword, _identifier_rows(store, identifiers, model, sources, candidates))
     query_vector = _query_vector(provider, cleaned) if provider and mode != "keyword" else None
     if provider is not None and query_vector is not None:

@@ -73,13 +73,28 @@ class KeywordQuery:
     tsquery: str | None
     terms: list[str] = field(default_factory=list)
     phrases: list[tuple[str, ...]] = field(default_factory=list)
+    # one-word prefixes ("adopt"* of query.wordForms): one unit each, its hit count summed over every lexeme
+    # that starts with it, as FTS5 counts a prefix phrase
+    prefixes: list[str] = field(default_factory=list)
     # "or": an OR of its units only (one unit counts as one); "and": an AND of its units only; "" otherwise
     shape: str = ""
 
     @property
     def plain_words(self) -> bool:
-        """An OR or an AND of single words: `BM25_POSTINGS_SQL` answers it from the postings alone."""
+        """An OR or an AND of single words and word prefixes: `BM25_POSTINGS_SQL` answers it from the postings
+        alone (a prefix is one range of their term index)."""
         return self.shape in ("or", "and") and not self.phrases
+
+    @property
+    def units(self) -> int:
+        """How many bm25 units the query has (an AND needs a chunk to hold every one)."""
+        return len(self.terms) + len(self.phrases) + len(self.prefixes)
+
+    @property
+    def prefix_ends(self) -> list[str]:
+        """For each prefix, the first string after every term that starts with it (the postings' terms are
+        in byte order, schema 5): "adopt" -> "adopu"."""
+        return [prefix[:-1] + chr(ord(prefix[-1]) + 1) for prefix in self.prefixes]
 
     @property
     def phrase_keys(self) -> list[str]:
@@ -98,6 +113,7 @@ class _Parser:
         self.pos = 0
         self.terms: list[str] = []
         self.phrases: list[tuple[str, ...]] = []
+        self.prefixes: list[str] = []
         self.ops: set[str] = set()  # "or", "and", "not", "prefix": which shapes `KeywordQuery.shape` can take
 
     def peek(self) -> str | None:
@@ -162,13 +178,16 @@ class _Parser:
         words = [w for w in words if len(w.encode("utf-8")) < MAX_LEXEME_BYTES]
         if not words:
             return None
-        if len(words) == 1:
+        if len(words) == 1 and prefix:
+            self.prefixes.append(words[0])
+        elif len(words) == 1:
             self.terms.append(words[0])
         else:
             self.phrases.append(tuple(words))
         lexemes = [_lexeme(w) for w in words]
         if prefix:
-            self.ops.add("prefix")
+            if len(words) > 1:
+                self.ops.add("prefix")  # a phrase ending in a prefix: only the per-row path scores it
             lexemes[-1] += ":*"
         return lexemes[0] if len(lexemes) == 1 else "(" + " <-> ".join(lexemes) + ")"
 
@@ -179,7 +198,13 @@ def translate(match: str) -> KeywordQuery:
     expression = parser.parse_or()
     ops = parser.ops
     shape = "or" if not ops - {"or"} else "and" if ops == {"and"} else ""
-    return KeywordQuery(expression, list(dict.fromkeys(parser.terms)), list(dict.fromkeys(parser.phrases)), shape)
+    return KeywordQuery(
+        expression,
+        list(dict.fromkeys(parser.terms)),
+        list(dict.fromkeys(parser.phrases)),
+        list(dict.fromkeys(parser.prefixes)),
+        shape,
+    )
 
 
 def _split(match: str) -> list[str]:
@@ -198,6 +223,8 @@ WITH q(key, tsq) AS MATERIALIZED (
   SELECT t, quote_literal(t)::tsquery FROM (SELECT DISTINCT unnest(%(terms)s::text[]) AS t) one
   UNION ALL
   SELECT k, t::tsquery FROM unnest(%(phrases)s::text[], %(phrase_tsq)s::text[]) AS many(k, t)
+  UNION ALL
+  SELECT p || '*', (quote_literal(p) || ':*')::tsquery FROM unnest(%(prefixes)s::text[]) AS pre(p)
 ),
 stats AS MATERIALIZED (
   SELECT n_chunks::float8 AS n, CASE WHEN n_chunks > 0 THEN total_len::float8 / n_chunks ELSE 1 END AS avgdl
@@ -219,7 +246,11 @@ ranked AS (
             FROM unnest(ts_filter(setweight(c.tsv, 'A', %(terms)s::text[]), '{{a}}')) u
             UNION ALL
             SELECT p.key, mdrecall_phrase_tf(c.tsv, string_to_array(p.key, ' '))::float8
-            FROM unnest(%(phrases)s::text[]) AS p(key)) x
+            FROM unnest(%(phrases)s::text[]) AS p(key)
+            UNION ALL
+            SELECT pre.p || '*', (SELECT sum(cardinality(u.positions)) FROM unnest(c.tsv) u
+                                   WHERE starts_with(u.lexeme, pre.p))::float8
+            FROM unnest(%(prefixes)s::text[]) AS pre(p)) x
       JOIN idf i ON i.key = x.key WHERE x.tf > 0) AS rank
   FROM mdrecall_chunks c, stats s
   WHERE c.generation = %(gen)s AND c.model = %(model)s AND c.source = ANY(%(sources)s)
@@ -244,6 +275,11 @@ BM25_POSTINGS_SQL = f"""
 WITH p AS MATERIALIZED (
   SELECT term, rid, tf::float8 AS tf, doc_len FROM mdrecall_postings
   WHERE generation = %(gen)s AND term = ANY(%(terms)s::text[])
+  UNION ALL
+  SELECT pre.p || '*', m.rid, sum(m.tf)::float8, m.doc_len
+  FROM unnest(%(prefixes)s::text[], %(prefix_ends)s::text[]) AS pre(p, e)
+  JOIN mdrecall_postings m ON m.generation = %(gen)s AND m.term >= pre.p AND m.term < pre.e
+  GROUP BY pre.p, m.rid, m.doc_len
 ),
 stats AS MATERIALIZED (
   SELECT n_chunks::float8 AS n, CASE WHEN n_chunks > 0 THEN total_len::float8 / n_chunks ELSE 1 END AS avgdl
@@ -258,7 +294,7 @@ scored AS MATERIALIZED (
                     (p.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * p.doc_len / s.avgdl))) AS rank
   FROM p JOIN idf i ON i.term = p.term, stats s
   GROUP BY p.rid
-  HAVING NOT %(all_terms)s OR count(*) = cardinality(%(terms)s::text[])
+  HAVING NOT %(all_terms)s OR count(*) = %(units)s
 ),
 cut AS (SELECT rank FROM scored ORDER BY rank ASC OFFSET %(k)s - 1 LIMIT 1),
 picked AS (

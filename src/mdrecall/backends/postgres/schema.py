@@ -153,6 +153,14 @@ CREATE TRIGGER mdrecall_generations_postings AFTER DELETE ON mdrecall_generation
   REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION mdrecall_drop_postings();
 """,
     ),
+    (
+        5,
+        # Byte order for the postings' terms: a word's prefix unit (query.wordForms: "adopt"*) is then one range
+        # of the (generation, term, rid) index. Equality, all other queries use, is the same in any collation.
+        """
+ALTER TABLE mdrecall_postings ALTER COLUMN term TYPE text COLLATE "C";
+""",
+    ),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

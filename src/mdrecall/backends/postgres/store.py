@@ -403,6 +403,7 @@ class PgStore:
                 "terms": query.terms,
                 "phrases": query.phrase_keys,
                 "phrase_tsq": query.phrase_tsqueries,
+                "prefixes": query.prefixes,
                 "gen": gen,
                 "model": model,
                 "sources": list(sources),
@@ -418,7 +419,8 @@ class PgStore:
     def _postings_search(self, conn: Any, query: KeywordQuery, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         """The best `limit` chunks by BM25 from the postings; the candidate cut widens while the model /
         source filter leaves fewer than `limit` and more scored chunks exist."""
-        params = {**params, "all_terms": query.shape == "and" and len(query.terms) > 1}
+        params = {**params, "all_terms": query.shape == "and" and query.units > 1, "units": query.units}
+        params["prefix_ends"] = query.prefix_ends
         k = params["limit"]
         while True:
             rows = conn.execute(BM25_POSTINGS_SQL, {**params, "k": k}).fetchall()
