@@ -4,7 +4,7 @@ Why: bert_numpy's forward pass spends much of its time outside the matmuls (soft
 separate numpy passes with their temporaries). ONNX Runtime's CPU contrib ops run each layer as five fused
 kernels: `Attention` (QKV projection, masked softmax, context), `SkipLayerNormalization` (bias + residual +
 LayerNorm), `BiasGelu` (exact erf GELU) and two MatMuls. Measured on multilingual-e5-small, 3-line chat
-windows (bench/bench_embed.py): ~1.8x less CPU than the numpy pass, cosine to it >= 0.99999.
+windows (bench/bench_embed.py): ~1.6x less CPU than the numpy pass, cosine to it >= 0.99999.
 
 The graph is built in memory with `onnx.helper` from the weights the numpy encoder already holds (e5's
 dequantised 4-bit weights, MiniLM's safetensors), so no model file is downloaded or written. The embeddings

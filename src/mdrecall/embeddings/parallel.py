@@ -52,7 +52,8 @@ def map_batches(fn: Callable[[T], R], items: Sequence[T], workers: int | None = 
 
 def token_budget_batches(lengths: Sequence[int], max_items: int, max_tokens: int) -> list[list[int]]:
     """Indices grouped by similar length (stable sort), each group at most `max_items` long and at most
-    `max_tokens` once padded to its longest member: little padding, and temporaries that stay in cache."""
+    `max_tokens` once padded to its longest member: little padding, and temporaries that stay in cache.
+    Groups come longest first, so threads taking them in turn end with the short ones and finish together."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     batches: list[list[int]] = []
     current: list[int] = []
@@ -64,4 +65,5 @@ def token_budget_batches(lengths: Sequence[int], max_items: int, max_tokens: int
         current.append(i)
     if current:
         batches.append(current)
+    batches.reverse()
     return batches
