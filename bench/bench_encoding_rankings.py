@@ -1,7 +1,7 @@
 """Do compact vector encodings keep vector rankings? Measured on the real window vectors of built indexes.
 
 For each index file given (built with float32 vectors, e.g. by bench/quality/locomo_eval.py), every window
-vector is encoded as float16 and as int8 (store.encode_vector) and decoded again; sampled windows of the
+vector is encoded as float16, int10 and int8 (store.encode_vector) and decoded again; sampled windows of the
 index serve as queries (real e5 geometry, no query embedding needed; the query's own chunk is left out),
 and each chunk scores as its best window, as in search. Reported per encoding: share of queries with the
 same top-1 chunk, mean overlap of the top-10 sets, share of queries whose top-10 is identical in order, and
@@ -78,7 +78,7 @@ def main() -> None:
     for path in args.indexes:
         matrix, chunks = load(path)
         entry: dict[str, Any] = {"windows": len(matrix), "chunks": int(len(set(chunks.tolist())))}
-        for encoding in ("float16", "int8"):
+        for encoding in ("float16", "int10", "int8"):
             entry[encoding] = compare(matrix, chunks, encoding, rng)
             total = sums.setdefault(encoding, {"queries": 0, "same_top1": 0, "top10_overlap": 0, "identical": 0})
             q = entry[encoding]["queries"]

@@ -13,7 +13,7 @@ Per table (dbstat: pages of each b-tree, indexes counted with their table) and w
 after the checkpoint a sync ends with. Figures are printed and written to bench/results/storage.json.
 
     python bench/bench_storage.py                              # 2000 files of each workspace
-    python bench/bench_storage.py --encodings float32 float16 int8
+    python bench/bench_storage.py --encodings float32 float16 int10 int8 --plain-text
 """
 
 from __future__ import annotations
@@ -111,11 +111,17 @@ def dense_workspace(root: Path, files: int) -> None:
         (root / "memory" / f"n{i}.md").write_text("\n".join(lines) + "\n")
 
 
-def measure(root: Path, workspace: str, windows: bool, encoding: str | None) -> dict[str, Any]:
+def measure(root: Path, workspace: str, windows: bool, encoding: str | None, plain_text: bool) -> dict[str, Any]:
+    """One index built through the real sync, its store opened as MemoryIndex opens it (config's encoding and
+    text compression; `encoding` None = the config default)."""
     provider = RandomProvider(windows)
-    config = parse_config({} if encoding is None else {"store": {"vector": {"encoding": encoding}}})
-    db = root / f"index-{workspace}-{'windows' if windows else 'one'}-{encoding or 'default'}.sqlite"
-    store = Store(db, **({} if encoding is None else {"encoding": encoding}))  # type: ignore[arg-type]
+    store_cfg: dict[str, Any] = {"compressText": not plain_text}
+    if encoding is not None:
+        store_cfg["vector"] = {"encoding": encoding}
+    config = parse_config({"store": store_cfg})
+    text = "plain" if plain_text else "zlib"
+    db = root / f"index-{workspace}-{'windows' if windows else 'one'}-{encoding or 'default'}-{text}.sqlite"
+    store = Store(db, encoding=config.store.vector.encoding, compress_text=config.store.compress_text)
     files = list_memory_files(root / workspace, [])
     started = time.perf_counter()
     report = incremental_sync(store, provider, config, files)  # type: ignore[arg-type]
@@ -132,7 +138,8 @@ def measure(root: Path, workspace: str, windows: bool, encoding: str | None) -> 
     return {
         "workspace": workspace,
         "layout": "e5 windows" if windows else "one vector per chunk",
-        "encoding": encoding or "default",
+        "encoding": config.store.vector.encoding + (" (default)" if encoding is None else ""),
+        "text": "plain" if plain_text else "zlib (default)",
         "files": len(files),
         "chunks": chunks,
         "vectors_per_chunk": round(windows_stored / chunks, 2),
@@ -159,9 +166,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for workspace in ("dense", "notes"):
             for windows in (True, False):
                 for encoding in args.encodings:
-                    entry = measure(root, workspace, windows, None if encoding == "default" else encoding)
-                    results["runs"].append(entry)
-                    print(json.dumps(entry), flush=True)
+                    for plain_text in (False, True) if args.plain_text else (False,):
+                        chosen = None if encoding == "default" else encoding
+                        entry = measure(root, workspace, windows, chosen, plain_text)
+                        results["runs"].append(entry)
+                        print(json.dumps(entry), flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -173,6 +182,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--encodings", nargs="*", default=["default"], help="store.vector.encoding values to measure")
+    parser.add_argument("--plain-text", action="store_true", help="also measure each with store.compressText off")
     parser.add_argument("--out", type=Path, default=Path("bench/results/storage.json"))
     args = parser.parse_args()
     run(args)

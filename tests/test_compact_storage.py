@@ -13,7 +13,7 @@ from pathlib import Path
 import apsw
 
 from conftest import HashingProvider, write
-from mdrecall.store import SCHEMA_VERSION, STORAGE_FORMAT
+from mdrecall.store import SCHEMA_VERSION, STORAGE_FORMAT, blob_to_vector, vector_to_blob
 
 DIMS = 32
 
@@ -57,7 +57,7 @@ def test_a_window_vector_is_stored_once(tmp_path: Path, make_index) -> None:
     assert windows > chunks  # several windows per chunk
     assert cached == 0 and distinct == windows == provider.texts_embedded
     vector_bytes = conn.execute("SELECT SUM(length(embedding)) FROM chunk_vectors").fetchone()[0]
-    assert vector_bytes == windows * (1 + DIMS * 2)  # float16 (the default encoding), once
+    assert vector_bytes == windows * (1 + 4 + DIMS // 4 * 5)  # int10 (the default encoding), once
     assert index.store.cache_count() == windows
 
 
@@ -161,6 +161,11 @@ def _downgrade_to_version_2(db: Path) -> None:
     conn = apsw.Connection(str(db))
     identity = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'vector_identity'").fetchone()[0])
     with conn:
+        for rowid, blob in conn.execute("SELECT rowid, embedding FROM chunk_vectors").fetchall():  # float32 then
+            conn.execute(
+                "UPDATE chunk_vectors SET embedding = ? WHERE rowid = ?",
+                (vector_to_blob(blob_to_vector(bytes(blob))), rowid),
+            )
         conn.execute(
             "INSERT OR IGNORE INTO embedding_cache SELECT ?, ?, ?, hex(hash), embedding, length(embedding) / 4, 1 "
             "FROM chunk_vectors",

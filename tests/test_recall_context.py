@@ -63,7 +63,7 @@ def test_context_is_embedded_and_keyword_indexed_not_shown(tmp_path: Path, make_
     assert "Monday" not in result.snippet and "13:56" not in result.snippet
     lines = (ws / "memory/2023-05-08.md").read_text().split("\n")
     assert "Miso" in "\n".join(lines[result.start_line - 1 : result.end_line])
-    stored = {row[0] for row in index.store.conn.execute("SELECT text FROM chunks")}
+    stored = {row[0] for row in index.store.conn.execute("SELECT chunk_text(text) FROM chunks")}
     assert not any("Monday" in text for text in stored)
 
 

@@ -102,7 +102,7 @@ def test_single_pass_sync_writes_each_group_before_reading_on(tmp_path: Path, ma
     assert events.index("write") < len(events) - 1 - events[::-1].index("read")  # writes began before reads ended
 
     def rows(index) -> list[tuple]:  # type: ignore[no-untyped-def]
-        return sorted(index.store.conn.execute("SELECT path, start_line, end_line, hash, text FROM chunks"))
+        return sorted(index.store.conn.execute("SELECT path, start_line, end_line, hash, chunk_text(text) FROM chunks"))
 
     assert rows(single) == rows(two_pass) and report.files_indexed == 24
 

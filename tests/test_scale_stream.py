@@ -22,7 +22,7 @@ def _workspace(ws: Path) -> None:
 
 
 def _rows(index) -> list[tuple]:
-    return sorted(index.store.conn.execute("SELECT path, start_line, end_line, hash, text FROM chunks"))
+    return sorted(index.store.conn.execute("SELECT path, start_line, end_line, hash, chunk_text(text) FROM chunks"))
 
 
 def test_streamed_sync_writes_what_a_single_pass_writes(tmp_path: Path, make_index, monkeypatch) -> None:

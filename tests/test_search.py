@@ -122,12 +122,12 @@ def test_vector_search_uses_vec0_knn_not_a_full_scan(workspace: Path, make_index
 
 
 def test_numpy_fallback_gives_same_ranking_as_sqlite_vec(workspace: Path, make_index, tmp_path: Path) -> None:
-    vec0 = {"store": {"vector": {"engine": "sqlite-vec"}}}
+    # float32 on both sides: vec0 keeps its own float32 copy, the numpy engine reads chunk_vectors' encoding
+    vec0 = {"store": {"vector": {"engine": "sqlite-vec", "encoding": "float32"}}}
     with_vec = make_index(workspace, HashingProvider(), config=vec0, db_path=tmp_path / "a.sqlite")
     with_vec.sync()
-    without = make_index(
-        workspace, HashingProvider(), config={"store": {"vector": {"enabled": False}}}, db_path=tmp_path / "b.sqlite"
-    )
+    numpy_only = {"store": {"vector": {"enabled": False, "encoding": "float32"}}}
+    without = make_index(workspace, HashingProvider(), config=numpy_only, db_path=tmp_path / "b.sqlite")
     without.sync()
     assert "numpy" in without.status()["vector"]["mode"]
     a = [(r.path, round(r.score, 4)) for r in with_vec.search("gateway Mac Studio", mode="vector", min_score=0).results]

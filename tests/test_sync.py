@@ -73,7 +73,10 @@ def test_changed_file_is_reindexed_and_old_chunks_removed(workspace: Path, make_
     write(workspace, "memory/topics/infra.md", "# Infra\n\nThe gateway moved to a rack server named orion.\n")
     report = index.sync()
     assert report.files_indexed == 1 and report.files_unchanged == 2
-    texts = [r[0] for r in index.store.conn.execute("SELECT text FROM chunks WHERE path='memory/topics/infra.md'")]
+    texts = [
+        r[0]
+        for r in index.store.conn.execute("SELECT chunk_text(text) FROM chunks WHERE path='memory/topics/infra.md'")
+    ]
     assert len(texts) == 1 and "orion" in texts[0]
     assert index.search("orion", mode="keyword").results[0].path == "memory/topics/infra.md"
     assert index.search("Studio closet", mode="keyword").results == []

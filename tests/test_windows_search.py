@@ -52,7 +52,9 @@ def test_fact_in_the_tail_is_found_by_meaning(
     provider = create_local_provider(LocalConfig(model=model))
     index = make_index(tail_workspace, provider, {"local": {"model": model}})
     report = index.sync()
-    chunks = index.store.conn.execute("SELECT text FROM chunks WHERE path = 'memory/2024-03-01.md'").fetchall()
+    chunks = index.store.conn.execute(
+        "SELECT chunk_text(text) FROM chunks WHERE path = 'memory/2024-03-01.md'"
+    ).fetchall()
     assert len(chunks) == 1 and FACT in chunks[0][0], "the fact must sit in the one chunk of its file"
     if model == "minilm":
         # the premise: MiniLM reads 256 word pieces of a whole chunk, and the fact lies beyond them

@@ -94,11 +94,12 @@ class VectorStoreConfig(_Section):
     # numpy engine: score every window exactly on every query. Off, an index of 200k+ windows is first
     # scored on an int8 copy and its best chunks rescored exactly (vector_index.py; recall in README).
     exact: bool = False
-    # how vectors are stored on disk: "float16" (default: rankings measured identical to float32 on LoCoMo and
-    # pydocs, half the bytes), "float32" (the exact vectors), or "int8" with one scale per vector (smallest;
-    # LoCoMo hit@1 -0.4 pt); read back into the same float32 matrix (docs/storage.md, README "Benchmarks").
+    # how vectors are stored on disk: "int10" (default: 10-bit values with one scale per vector, 485 bytes a
+    # 384-d window; LoCoMo and pydocs figures those of float32 within one question), "float16" (the default
+    # before round 6), "float32" (the exact vectors), or "int8" with one scale per vector (smallest; LoCoMo
+    # hit@1 -0.4 pt); read back into the same float32 matrix (docs/storage.md, README "Benchmarks").
     # A change rebuilds the index from the embedding cache; a cache entry less precise than asked is not used.
-    encoding: Literal["float32", "float16", "int8"] = "float16"
+    encoding: Literal["float32", "float16", "int10", "int8"] = "int10"
 
 
 class PostgresStoreConfig(_Section):
@@ -133,6 +134,10 @@ class StoreConfig(_Section):
     # May contain "{agentId}" and "{workspaceKey}"; relative paths are relative to the state dir. An index
     # records the workspace it was built from and refuses to serve another one.
     path: str | None = None
+    # chunk text kept zlib-compressed in the index (~0.9 KB less per chunk of prose, issue 14's size budget);
+    # false keeps it as plain TEXT, readable with the sqlite3 shell. Either way the markdown is the source of
+    # truth and both kinds of rows are read; changing it rewrites nothing.
+    compress_text: bool = True
     vector: VectorStoreConfig = Field(default_factory=VectorStoreConfig)
     postgres: PostgresStoreConfig = Field(default_factory=PostgresStoreConfig)
 

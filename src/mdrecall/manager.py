@@ -134,6 +134,7 @@ class MemoryIndex:
             json_embeddings=vector_cfg.json_embeddings,
             exact_vectors=vector_cfg.exact,
             encoding=vector_cfg.encoding,
+            compress_text=self.config.store.compress_text,
         )
 
     @property

@@ -14,6 +14,7 @@ import os
 import re
 import time
 import uuid
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,9 +51,10 @@ EXPECTED_COLUMNS = {
 # layouts of older versions that still open (and are migrated on a read-write open)
 LEGACY_COLUMNS = {"chunk_vectors": ("chunk_rowid", "window", "embedding")}
 VectorEngine = Literal["numpy", "sqlite-vec"]
-# How vectors are stored on disk (store.vector.encoding). float32 is exact; float16 and int8 (one float32
-# scale per vector) are decoded to float32 when read, so search always runs on a float32 matrix.
-VectorEncoding = Literal["float32", "float16", "int8"]
+# How vectors are stored on disk (store.vector.encoding). float32 is exact; float16, int10 (10-bit values
+# packed four to five bytes, one float32 scale per vector) and int8 (one float32 scale per vector) are decoded
+# to float32 when read, so search always runs on a float32 matrix.
+VectorEncoding = Literal["float32", "float16", "int10", "int8"]
 CACHE_LOOKUP_BATCH = 400
 _CACHE_INSERT = (
     "INSERT OR IGNORE INTO embedding_cache(provider, model, provider_key, hash, embedding, dims, updated_at) "
@@ -229,6 +231,26 @@ def _plain_terms(fts_query: str) -> tuple[str, list[str]] | None:
     return (ops.pop() if ops else "AND"), [match.group(1)] + [term for _, term in pairs]
 
 
+# Chunk text shorter than this stays plain: zlib saves nothing on a line or two.
+COMPRESS_TEXT_MIN_BYTES = 200
+
+
+def pack_text(text: str) -> str | bytes:
+    """Chunk text as stored with store.compressText: zlib (a BLOB) when that is smaller, else the text."""
+    raw = text.encode("utf-8")
+    if len(raw) < COMPRESS_TEXT_MIN_BYTES:
+        return text
+    packed = zlib.compress(raw, 6)
+    return packed if len(packed) < len(raw) else text
+
+
+def stored_text(value: str | bytes | None) -> str | None:
+    """A chunk's text from its stored form (plain TEXT or pack_text's zlib BLOB): the SQL `chunk_text`."""
+    if isinstance(value, bytes):
+        return zlib.decompress(value).decode("utf-8")
+    return value
+
+
 def vector_to_blob(vector: np.ndarray) -> bytes:
     import numpy as np
 
@@ -240,6 +262,10 @@ def vector_to_blob(vector: np.ndarray) -> bytes:
 _TAG_FLOAT16 = 2
 _TAG_INT8 = 1
 _TAG_INT8_PADDED = 0x11
+# int10: 0x20 | (values short of a multiple of 4, in bits 0-1) | 0x04 when a pad byte follows
+_TAG_INT10 = 0x20
+_INT10_PADDED = 0x04
+_INT10_PEAK = 511
 
 
 def encode_vector(vector: np.ndarray, encoding: VectorEncoding = "float32") -> bytes:
@@ -257,7 +283,58 @@ def encode_vector(vector: np.ndarray, encoding: VectorEncoding = "float32") -> b
         if (len(body) + 1) % 4 == 0:
             return bytes([_TAG_INT8_PADDED]) + body + b"\0"
         return bytes([_TAG_INT8]) + body
+    if encoding == "int10":
+        return _encode_int10(arr)
     return arr.tobytes()
+
+
+def _encode_int10(arr: np.ndarray) -> bytes:
+    """Tag, float32 scale, then the values as 10-bit offsets (value / scale + 511, 0..1022), four per 5 bytes.
+
+    At 384 dims a window vector takes 485 bytes (float16: 769). Rankings on the evals' real e5 windows are
+    those of float16 (LoCoMo: one question of 760 moves at hit@10; Python docs identical; docs/storage.md)."""
+    import numpy as np
+
+    peak = float(np.max(np.abs(arr))) if arr.size else 0.0
+    scale = peak / _INT10_PEAK if peak > 0 else 1.0
+    short = -len(arr) % 4
+    codes = np.clip(np.rint(arr / scale), -_INT10_PEAK, _INT10_PEAK).astype(np.int32) + _INT10_PEAK
+    v = np.concatenate([codes, np.full(short, _INT10_PEAK, np.int32)]).reshape(-1, 4).astype(np.uint16)
+    packed = np.empty((len(v), 5), dtype=np.uint8)
+    packed[:, 0] = v[:, 0] & 0xFF
+    packed[:, 1] = (v[:, 0] >> 8) | ((v[:, 1] & 0x3F) << 2)
+    packed[:, 2] = (v[:, 1] >> 6) | ((v[:, 2] & 0x0F) << 4)
+    packed[:, 3] = (v[:, 2] >> 4) | ((v[:, 3] & 0x03) << 6)
+    packed[:, 4] = v[:, 3] >> 2
+    body = np.float32(scale).tobytes() + packed.tobytes()
+    if (len(body) + 1) % 4 == 0:
+        return bytes([_TAG_INT10 | short | _INT10_PADDED]) + body + b"\0"
+    return bytes([_TAG_INT10 | short]) + body
+
+
+def _is_int10(tag: int) -> bool:
+    return tag & 0xF8 == _TAG_INT10
+
+
+def _int10_length(length: int, tag: int) -> int:
+    """Bytes of packed values in an int10 blob of this length and tag."""
+    return length - 5 - (1 if tag & _INT10_PADDED else 0)
+
+
+def _decode_int10(raw: np.ndarray, tag: int) -> np.ndarray:
+    """rows x blob bytes (uint8, one tag and length) -> rows x dims float32 (not yet unit length)."""
+    import numpy as np
+
+    groups = _int10_length(raw.shape[1], tag) // 5
+    p = raw[:, 5 : 5 + groups * 5].reshape(len(raw), groups, 5).astype(np.uint16)
+    v = np.empty((len(raw), groups, 4), dtype=np.int16)
+    v[:, :, 0] = p[:, :, 0] | ((p[:, :, 1] & 0x03) << 8)
+    v[:, :, 1] = (p[:, :, 1] >> 2) | ((p[:, :, 2] & 0x0F) << 6)
+    v[:, :, 2] = (p[:, :, 2] >> 4) | ((p[:, :, 3] & 0x3F) << 4)
+    v[:, :, 3] = (p[:, :, 3] >> 6) | (p[:, :, 4] << 2)
+    dims = groups * 4 - (tag & 0x03)
+    scales = raw[:, 1:5].copy().view(np.float32)
+    return (v.reshape(len(raw), groups * 4)[:, :dims].astype(np.float32) - _INT10_PEAK) * scales
 
 
 def blob_to_vector(value: bytes | str) -> np.ndarray:
@@ -272,6 +349,8 @@ def blob_to_vector(value: bytes | str) -> np.ndarray:
     tag = value[0]
     if tag == _TAG_FLOAT16:
         return _unit_again(np.frombuffer(value, dtype=np.float16, offset=1).astype(np.float32))
+    if _is_int10(tag):
+        return _unit_again(_decode_int10(np.frombuffer(value, dtype=np.uint8)[None, :], tag)[0])
     end = len(value) - (1 if tag == _TAG_INT8_PADDED else 0)
     scale = np.frombuffer(value, dtype=np.float32, count=1, offset=1)[0]
     return _unit_again(np.frombuffer(value[5:end], dtype=np.int8).astype(np.float32) * scale)
@@ -313,6 +392,8 @@ def decode_blocks(rows: Iterable[tuple[int, bytes]], block: int = 8192) -> Itera
                 end = length - (1 if tag == _TAG_INT8_PADDED else 0)
                 scales = raw[:, 1:5].copy().view(np.float32)
                 flat = raw[:, 5:end].copy().view(np.int8).astype(np.float32) * scales
+            elif _is_int10(tag):
+                flat = _decode_int10(raw, tag)
             else:
                 continue
             for i, row in zip(members, _unit_again(flat), strict=True):
@@ -321,14 +402,16 @@ def decode_blocks(rows: Iterable[tuple[int, bytes]], block: int = 8192) -> Itera
             yield rowid, decoded.get(i, blob)
 
 
-_PRECISION = {"float32": 32, "float16": 16, "int8": 8}
+_PRECISION = {"float32": 32, "float16": 16, "int10": 10, "int8": 8}
 
 
 def blob_precision(blob: bytes | str) -> int:
     """Bits per value of a stored vector (JSON text counts as float32)."""
     if isinstance(blob, str) or len(blob) % 4 == 0:
         return 32
-    return 16 if blob[0] == _TAG_FLOAT16 else 8
+    if blob[0] == _TAG_FLOAT16:
+        return 16
+    return 10 if _is_int10(blob[0]) else 8
 
 
 def vector_dims(blob: bytes) -> int:
@@ -337,6 +420,8 @@ def vector_dims(blob: bytes) -> int:
         return len(blob) // 4
     if blob[0] == _TAG_FLOAT16:
         return (len(blob) - 1) // 2
+    if _is_int10(blob[0]):
+        return _int10_length(len(blob), blob[0]) // 5 * 4 - (blob[0] & 0x03)
     return len(blob) - 5 - (1 if blob[0] == _TAG_INT8_PADDED else 0)
 
 
@@ -430,6 +515,8 @@ class Store:
     `encoding` is how new vectors are written (rows of any encoding are read); float32 here, the exact
     primitive, while the config's default (store.vector.encoding, which MemoryIndex passes) is float16.
     `exact_vectors` keeps the numpy engine exact at every size (no int8 first pass, vector_index.py).
+    `compress_text` writes chunk text zlib-compressed (store.compressText); rows of either kind are read, in
+    SQL through `chunk_text(text)`, which every connection of a Store has.
     """
 
     def __init__(
@@ -442,8 +529,10 @@ class Store:
         json_embeddings: bool = False,
         encoding: VectorEncoding = "float32",
         exact_vectors: bool = False,
+        compress_text: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.compress_text = compress_text
         self.exact_vectors = exact_vectors
         self.read_only = read_only
         self.engine: VectorEngine = engine
@@ -465,6 +554,7 @@ class Store:
             self.conn = _connect(self.path, read_only)
         except apsw.Error as err:
             raise StoreCorruptError(f"cannot open index file: {err}") from err
+        self.conn.create_scalar_function("chunk_text", stored_text, 1, deterministic=True)
         try:
             self.conn.set_busy_timeout(30_000)
             version = self._check_schema_version()
@@ -749,7 +839,7 @@ class Store:
                     row.end_line,
                     row.hash,
                     row.model,
-                    row.text,
+                    pack_text(row.text) if self.compress_text else row.text,
                     spec_json,
                     stamp,
                 ),
@@ -790,7 +880,7 @@ class Store:
 
     def pending_vector_chunks(self, model: str, limit: int) -> list[tuple[str, str, str]]:
         """(id, hash, text) of chunks of `model` that still wait for their vector (no chunk_vectors row)."""
-        rows = self.conn.execute(f"SELECT c.id, c.hash, c.text {self._PENDING} LIMIT ?", (model, limit))
+        rows = self.conn.execute(f"SELECT c.id, c.hash, chunk_text(c.text) {self._PENDING} LIMIT ?", (model, limit))
         return [(r[0], r[1], r[2]) for r in rows]
 
     def pending_vector_count(self, model: str) -> int:
@@ -1098,7 +1188,7 @@ class Store:
             batch = rowids[start : start + CACHE_LOOKUP_BATCH]
             marks = ",".join("?" * len(batch))
             for r in self.conn.execute(
-                f"SELECT rowid, id, path, source, start_line, end_line, text, model FROM chunks "
+                f"SELECT rowid, id, path, source, start_line, end_line, chunk_text(text), model FROM chunks "
                 f"WHERE rowid IN ({marks})",
                 tuple(batch),
             ):
@@ -1253,7 +1343,8 @@ class Store:
             return []
         marks = ",".join("?" * len(hits))
         rows = self.conn.execute(
-            f"SELECT id, path, source, start_line, end_line, text FROM chunks WHERE id IN ({marks}) AND model = ?",
+            f"SELECT id, path, source, start_line, end_line, chunk_text(text) FROM chunks "
+            f"WHERE id IN ({marks}) AND model = ?",
             (*[h[0] for h in hits], model),
         )
         by_id = {r[0]: r for r in rows}

@@ -31,7 +31,7 @@ from ...chunking import hash_text
 from ...errors import MdrecallError
 from ...index_identity import APPLICATION_ID, check_index_path
 from ...redact import redact
-from ...store import META_KEY, ChunkRow, FileRow, blob_to_vector, cache_rows
+from ...store import META_KEY, ChunkRow, FileRow, blob_to_vector, cache_rows, stored_text
 from ...sync import MEMORY_SOURCE, SKIPPED_HASH_PREFIX, decode_markdown
 from .store import PgStore
 
@@ -96,6 +96,7 @@ class SqliteSource:
                 f"file:{self.path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
             )
             self.conn.set_busy_timeout(30_000)
+            self.conn.create_scalar_function("chunk_text", stored_text, 1, deterministic=True)
             app_id = self.conn.execute("PRAGMA application_id").fetchone()[0]
             tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         except apsw.Error as err:
@@ -136,7 +137,7 @@ class SqliteSource:
     def chunks_of(self, path: str, source: str) -> list[tuple[int, ChunkRow]]:
         """A file's chunks (rowid, row) with their windows as one matrix per chunk, in line order."""
         rows = self.conn.execute(
-            "SELECT rowid, id, path, source, start_line, end_line, hash, model, text FROM chunks "
+            "SELECT rowid, id, path, source, start_line, end_line, hash, model, chunk_text(text) FROM chunks "
             "WHERE path = ? AND source = ? ORDER BY start_line, rowid",
             (path, source),
         ).fetchall()
