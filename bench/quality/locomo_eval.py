@@ -224,7 +224,9 @@ def open_indexes(root: Path, names: Sequence[str], config: dict[str, Any], cache
 
 
 def chunk_rows(index: MemoryIndex) -> list[tuple[str, int, int, str]]:
-    rows = index.store.conn.execute("SELECT path, start_line, end_line, text FROM chunks ORDER BY path, start_line")
+    rows = index.store.conn.execute(
+        "SELECT path, start_line, end_line, chunk_text(text) FROM chunks ORDER BY path, start_line"
+    )
     return [(str(r[0]), int(r[1]), int(r[2]), str(r[3])) for r in rows]
 
 
