@@ -103,7 +103,18 @@ def numpy_floor(matrix: np.ndarray, queries: np.ndarray) -> float:
 
 
 def open_store(path: Path, engine: str) -> Store:
-    """A store with the chosen engine (the code before the engine choice had only vec0)."""
+    """A store with the chosen engine, writing vectors and text as the config's defaults say (int10, zlib
+    text), as MemoryIndex opens it; older code without those options gets what it has."""
+    store_cfg = parse_config({}).store
+    try:
+        return Store(  # type: ignore[call-arg]
+            path,
+            engine=engine,  # type: ignore[arg-type]
+            encoding=store_cfg.vector.encoding,
+            compress_text=store_cfg.compress_text,
+        )
+    except (TypeError, AttributeError):
+        pass
     try:
         return Store(path, engine=engine)  # type: ignore[arg-type, call-arg]
     except TypeError:
