@@ -91,7 +91,7 @@ class VectorStoreConfig(_Section):
     # spec's vec0 table and KNN query. jsonEmbeddings also writes the spec's JSON copy into chunks.embedding.
     engine: Literal["numpy", "sqlite-vec"] = "numpy"
     json_embeddings: bool = False
-    # numpy engine: score every window exactly on every query. Off, an index of 200k+ windows is first
+    # numpy engine: score every window exactly on every query. Off, an index of 100k+ windows is first
     # scored on an int8 copy and its best chunks rescored exactly (vector_index.py; recall in README).
     exact: bool = False
     # how vectors are stored on disk: "int10" (default: 10-bit values with one scale per vector, 485 bytes a

@@ -29,8 +29,10 @@ from typing import Any
 import numpy as np
 
 LOAD_BLOCK = 8192  # rows read per block when the matrix is (re)loaded
-# The int8 pass runs from this many windows on; below it the exact float32 product takes ~12 ms or less.
-QUANTIZED_MIN_WINDOWS = 200_000
+# The int8 pass runs from this many windows on; below it the exact float32 product takes ~3 ms or less. At
+# 100k windows the one-thread float32 product took 5.0-5.2 ms against 3.4-3.6 ms for numpy's own (two BLAS
+# threads), the int8 pass 1.6-1.7 ms with recall@10 1.0 (round 6, bench_search.py; it ran from 200k before).
+QUANTIZED_MIN_WINDOWS = 100_000
 # Chunks rescored exactly after the int8 pass: at least RESCORE_MIN, and RESCORE_PER_RESULT per chunk asked
 # for (hybrid asks for 24). Rescoring 200 chunks costs ~0.3 ms.
 RESCORE_MIN = 200
