@@ -83,3 +83,13 @@ def test_word_forms_off_keeps_the_exact_words(chat_workspace: Path, make_index) 
     widened.sync()
     paths = {r.path for r in widened.search("adopted", min_score=0.0).results}
     assert paths == {"memory/2023-05-08.md", "memory/2023-05-09.md"}
+
+
+def test_two_forms_of_one_word_make_one_prefix_unit(chat_workspace: Path, make_index, monkeypatch) -> None:
+    index = make_index(chat_workspace, None)
+    index.sync()
+    asked: list[str] = []
+    search = index.store.keyword_search
+    monkeypatch.setattr(index.store, "keyword_search", lambda q, *a: asked.append(q) or search(q, *a))
+    index.search("adopted adopting greyhound", min_score=0.0)
+    assert asked and asked[0].count('"adopt"*') == 1

@@ -397,7 +397,8 @@ def _keyword_rows(
     terms = expand_query_terms(query)
     if not terms:
         return []
-    rows = store.keyword_search(" OR ".join(keyword_match(t, forms) for t in terms), model, sources, limit)
+    matches = dict.fromkeys(keyword_match(t, forms) for t in terms)  # "deploys deployed": one "deploy"* unit
+    rows = store.keyword_search(" OR ".join(matches), model, sources, limit)
     for row in rows:
         row.extra["coverage"] = keyword_coverage(terms, with_context(path_context(row.path), row.text), forms)
     return sorted(rows, key=lambda r: -bm25_rank_to_score(r.score) * r.extra["coverage"])
