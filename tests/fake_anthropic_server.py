@@ -39,7 +39,10 @@ def message_events(reply: str, model: str, message_id: str = "msg_fake_01") -> l
     }
     return [
         _sse("message_start", start),
-        _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        _sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
         _sse("ping", {"type": "ping"}),
         _sse(
             "content_block_delta",

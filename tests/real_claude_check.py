@@ -37,8 +37,7 @@ TABS = "I always use tabs for indentation in Python code."
 DENTIST = "My dentist appointment is on Friday at 3pm."
 CAT = "Our cat Miso only eats salmon-flavoured food."
 PROMPT = (
-    "Which indentation style should I use for this Python file? "
-    "Remember: the staging database is called atlas-staging."
+    "Which indentation style should I use for this Python file? Remember: the staging database is called atlas-staging."
 )
 UPS_MARKER = "UserPromptSubmit hook additional context:"
 

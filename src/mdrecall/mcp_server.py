@@ -161,12 +161,30 @@ async def serve_stdio(server: Any) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+def start_warm_server(settings: Settings, index: MemoryBackend, tools: Any) -> Any:
+    """Answer hooks and `mdrecall search` from this process while it runs (mdrecall.agents.serve), unless
+    another process already does; returns the server to stop, or None. Never fatal: hooks fall back to a
+    cold process."""
+    from mdrecall.agents.serve import WarmServer
+
+    facts = getattr(tools, "facts", None)
+    warm = WarmServer(settings, index=index, fact_store=getattr(facts, "store", None))
+    try:
+        return warm if warm.start() else None
+    except (MdrecallError, OSError) as err:
+        print(f"mdrecall: warm server off: {err}", file=sys.stderr, flush=True)
+        return None
+
+
 def run_stdio(settings: Settings) -> None:
     """Serve the memory tools on stdin/stdout until the client disconnects."""
     index, tools = _open_tools(settings)
+    warm = start_warm_server(settings, index, tools)
     try:
         anyio.run(serve_stdio, build_server(tools))
     finally:
+        if warm is not None:
+            warm.stop()
         index.close()
 
 
@@ -224,11 +242,14 @@ def run_http(
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: serving memory on {host}, not only this machine", file=sys.stderr, flush=True)
     index, tools = _open_tools(settings)
+    warm = start_warm_server(settings, index, tools)
     try:
         app = build_http_app(tools, token, host)
         print(f"mdrecall MCP server on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:
+        if warm is not None:
+            warm.stop()
         index.close()
 
 

@@ -26,12 +26,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mdrecall.agents.flush import FlushSettings, should_flush
-from mdrecall.config.settings import Settings
 from mdrecall.errors import MdrecallError
-from mdrecall.facts.store import FactStore, format_memories, store_dir
+
+if TYPE_CHECKING:
+    from mdrecall.config.settings import Settings
+    from mdrecall.facts.store import FactStore
 
 try:
     import fcntl
@@ -62,6 +63,7 @@ class HookResult:
 
     stdout: str = ""
     actions: list[str] | None = None
+    stderr: str = ""  # one line for the user (the agent shows hook stderr in its log), never for the model
 
     def note(self, action: str) -> None:
         self.actions = [*(self.actions or []), action]
@@ -137,6 +139,8 @@ class HookState:
     """A small JSON file of per-session counters, read-modify-written under a lock."""
 
     def __init__(self, settings: Settings) -> None:
+        from mdrecall.facts.store import store_dir
+
         base = store_dir(settings).name
         self.path = settings.state_dir / "hooks" / f"{base}.json"
 
@@ -198,34 +202,58 @@ def _context_output(event: str, context: str) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
 
 
-class HookRunner:
-    """Runs one event for one workspace. `store` and `index` are created lazily (the model load is slow)."""
+def lancedb_missing() -> bool:
+    """LanceDB (the `facts` extra) cannot be imported. Found without importing it: the import costs ~1 s."""
+    import importlib.util
 
-    def __init__(self, settings: Settings, provider_result: Any = None) -> None:
+    try:
+        return importlib.util.find_spec("lancedb") is None
+    except (ImportError, ValueError):  # a broken or blocked module (sys.modules["lancedb"] = None)
+        return True
+
+
+class HookRunner:
+    """Runs one event for one workspace. `store` and `index` are created lazily (the model load is slow).
+
+    A warm server (mdrecall.agents.serve) passes its open `index` and `store` and keeps the runner."""
+
+    def __init__(self, settings: Settings, provider_result: Any = None, index: Any = None, store: Any = None) -> None:
         self.settings = settings
         self.config = settings.config.facts
         self._provider_result = provider_result
-        self._store: FactStore | None = None
-        self.state = HookState(settings)
+        self._index = index
+        self._store: FactStore | None = store
+        self._state: HookState | None = None
+
+    @property
+    def state(self) -> HookState:
+        if self._state is None:
+            self._state = HookState(self.settings)
+        return self._state
 
     @property
     def facts_on(self) -> bool:
-        """Facts are enabled and LanceDB is importable (without it the hooks still sync and write sessions)."""
-        if not self.config.enabled:
-            return False
-        try:
-            import lancedb  # noqa: F401
-        except ImportError:
-            return False
-        return True
+        """Facts are enabled and LanceDB is installed (without it the hooks still sync and write sessions)."""
+        return self.config.enabled and not lancedb_missing()
 
     def _has_facts(self) -> bool:
-        """Cheap check before loading a model: is there any fact line at all?"""
+        """Cheap check before importing LanceDB or loading a model: does facts.md hold any fact line?"""
+        if not self.config.enabled:
+            return False
+        path = self.settings.workspace / self.config.file
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                if not any(line.startswith("- [") for line in handle):
+                    return False
+        except OSError:
+            return False
         return self.facts_on and any(True for _ in self.store.file.parse())
 
     @property
     def store(self) -> FactStore:
         if self._store is None:
+            from mdrecall.facts.store import FactStore
+
             self._store = FactStore(self.settings, self._provider_result)
         return self._store
 
@@ -246,13 +274,21 @@ class HookRunner:
     # -- events ------------------------------------------------------------------------------------
 
     def session_start(self, payload: Mapping[str, Any], now: datetime) -> HookResult:
+        from mdrecall.facts.store import INSTALL_HINT, format_memories
+
         result = HookResult()
         if self.settings.config.sync.on_session_start:
-            from mdrecall.backends import open_backend
+            if self._index is not None:
+                report = self._index.ensure_fresh()
+            else:
+                from mdrecall.backends import open_backend
 
-            with open_backend(self.settings, self._provider_result) as index:
-                report = index.ensure_fresh()
+                with open_backend(self.settings, self._provider_result) as index:
+                    report = index.ensure_fresh()
             result.note(f"synced ({report.files_indexed} files)" if report else "index fresh")
+        if self.config.enabled and (self.config.auto_recall or self.config.auto_capture) and lancedb_missing():
+            result.stderr = f"mdrecall: no auto-recall or auto-capture: {INSTALL_HINT}"
+            result.note("facts extra missing")
         if self.config.auto_recall and self._has_facts():
             facts = self.store.top(self.config.recall_limit)
             block = format_memories(facts, self.config.recall_max_chars)
@@ -261,12 +297,12 @@ class HookRunner:
         return result
 
     def user_prompt_submit(self, payload: Mapping[str, Any], now: datetime) -> HookResult:
-        from mdrecall.facts.store import auto_recall
-
         result = HookResult()
         prompt = payload.get("prompt")
         if not self.config.auto_recall or not isinstance(prompt, str) or not self._has_facts():
             return result
+        from mdrecall.facts.store import auto_recall
+
         block = auto_recall(self.store, prompt)
         result.stdout = _context_output("UserPromptSubmit", block)
         result.note("recalled" if block else "nothing relevant")
@@ -281,6 +317,8 @@ class HookRunner:
             self._capture(entry, transcript, result)
             cycle = entry["compactionCount"]
             if entry["lastFlushCount"] != cycle and self._flush_enabled():
+                from mdrecall.agents.flush import FlushSettings
+
                 prompts = FlushSettings.from_compaction_config(None).prompts(now)
                 result.stdout = prompts.prompt
                 entry["lastFlushCount"] = cycle
@@ -300,6 +338,8 @@ class HookRunner:
             self._capture(entry, transcript, result)
             if payload.get("stop_hook_active") or not self._flush_enabled():
                 return result
+            from mdrecall.agents.flush import FlushSettings, should_flush
+
             grown = max(0, _size(transcript) - int(entry.get("compactedAtBytes") or 0))
             settings = FlushSettings.from_compaction_config(None)
             decision = should_flush(
@@ -393,91 +433,71 @@ def read_payload(text: str) -> dict[str, Any]:
     return payload
 
 
-# ---------------------------------------------------------------------------------------------------------
-# `mdrecall install claude-code`: merge hooks and the MCP server into a settings file
-# ---------------------------------------------------------------------------------------------------------
+def run_hook_process(
+    event: str,
+    stdin_text: str,
+    workspace: str | os.PathLike[str] | None = None,
+    agent: str | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | None = None,
+    openclaw: bool = False,
+    db: str | os.PathLike[str] | None = None,
+) -> int:
+    """`mdrecall hook EVENT` as a process: payload from stdin, answer on stdout, one line on stderr for an
+    error (exit code 1). Asks a warm server first (mdrecall.agents.serve); without one, runs here.
 
-HOOK_TIMEOUTS = {"SessionStart": 60, "UserPromptSubmit": 30, "PreCompact": 60, "Stop": 60, "SessionEnd": 60}
-MARKER = "mdrecall.cli.app"
+    Without `--workspace` the workspace is the payload's `cwd` only when it already holds memory, else the
+    default memory home (mdrecall.agents.home): a hook never creates memory files next to someone's code."""
+    import sys
 
+    from mdrecall.agents import serve
+    from mdrecall.agents.home import choose_workspace
+    from mdrecall.config.paths import DEFAULT_AGENT_ID, resolve_state_dir
 
-def hook_command(base: list[str], event: str) -> str:
-    import shlex
-
-    return " ".join(shlex.quote(part) for part in [*base, "hook", event])
-
-
-def _is_ours(hook: Any) -> bool:
-    command = str(hook.get("command", "")) if isinstance(hook, Mapping) else ""
-    return MARKER in command and " hook " in command
-
-
-def merge_claude_settings(existing: dict[str, Any], base: list[str], mcp: bool = True) -> dict[str, Any]:
-    """Settings with mdrecall's hooks (replacing earlier mdrecall entries only) and MCP server added."""
-    merged = dict(existing)
-    hooks = dict(merged.get("hooks") or {}) if isinstance(merged.get("hooks"), Mapping) else {}
-    for event in EVENTS:
-        groups = []
-        for group in hooks.get(event) or []:
-            if not isinstance(group, Mapping):
-                groups.append(group)
-                continue
-            kept = [h for h in group.get("hooks") or [] if not _is_ours(h)]
-            if kept or not group.get("hooks"):
-                groups.append({**group, "hooks": kept})
-        command = {"type": "command", "command": hook_command(base, event), "timeout": HOOK_TIMEOUTS[event]}
-        groups.append(
-            {"hooks": [command]}
-            if event in ("UserPromptSubmit", "Stop", "SessionEnd")
-            else {"matcher": "", "hooks": [command]}
-        )
-        hooks[event] = groups
-    merged["hooks"] = hooks
-    if mcp:
-        servers = dict(merged.get("mcpServers") or {}) if isinstance(merged.get("mcpServers"), Mapping) else {}
-        servers["mdrecall"] = {"type": "stdio", "command": base[0], "args": [*base[1:], "mcp"]}
-        merged["mcpServers"] = servers
-    return merged
-
-
-def install_claude_code(settings_file: Path, base: list[str], mcp_file: Path | None = None) -> dict[str, Any]:
-    """Merge into `settings_file` (and `mcp_file`, when given, for the MCP server); back up what existed."""
-    written: dict[str, Any] = {"settings": str(settings_file), "backups": []}
-    current = _load_json_object(settings_file)
-    merged = merge_claude_settings(current, base, mcp=mcp_file is None)
-    _write_with_backup(settings_file, merged, written)
-    if mcp_file is not None:
-        mcp_current = _load_json_object(mcp_file)
-        servers = dict(mcp_current.get("mcpServers") or {})
-        servers["mdrecall"] = {"type": "stdio", "command": base[0], "args": [*base[1:], "mcp"]}
-        _write_with_backup(mcp_file, {**mcp_current, "mcpServers": servers}, written)
-        written["mcp"] = str(mcp_file)
-    written["events"] = list(EVENTS)
-    return written
-
-
-def _load_json_object(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError) as err:
-        raise MdrecallError(f"cannot read {path} as JSON ({err}); nothing changed") from None
-    if not isinstance(data, dict):
-        raise MdrecallError(f"{path} does not hold a JSON object; nothing changed")
-    return data
+        name = canonical_event(event)
+        payload = read_payload(stdin_text)
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+        chosen: str | os.PathLike[str] | None = workspace
+        if not openclaw:
+            chosen, _why = choose_workspace(workspace, cwd, resolve_state_dir(state_dir))
+        answer = None
+        if not openclaw and db is None and chosen is not None and os.path.isdir(chosen):
+            identity = serve.identity_for(
+                chosen,
+                (agent or DEFAULT_AGENT_ID).strip(),
+                resolve_state_dir(state_dir),
+                serve.default_config_file(chosen, config),
+            )
+            answer = serve.call(identity, {"op": "hook", "event": name, "payload": payload})
+        if answer is not None:
+            if not answer.get("ok"):
+                raise MdrecallError(str(answer.get("error") or "the warm server failed"))
+            result = HookResult(str(answer.get("stdout") or ""), list(answer.get("actions") or []))
+            result.stderr = str(answer.get("stderr") or "")
+        else:
+            if openclaw:
+                from mdrecall.config.openclaw import resolve_openclaw_settings
 
+                settings, warnings = resolve_openclaw_settings(
+                    agent_id=agent, workspace=chosen, config_path=config, state_dir=state_dir, db_path=db
+                )
+                for warning in warnings:
+                    sys.stderr.write(f"warning: {warning}\n")
+            else:  # not through config.openclaw: its JSON5 reader costs ~50 ms a hook does not need
+                from mdrecall.config.settings import resolve_settings
 
-def _write_with_backup(path: Path, data: dict[str, Any], written: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-        n = 1
-        while backup.exists():
-            n += 1
-            backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
-        backup.write_bytes(path.read_bytes())
-        written["backups"].append(str(backup))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+                settings = resolve_settings(chosen, agent, state_dir, config, db)
+            runner = HookRunner(settings)
+            try:
+                result = runner.run(name, payload)
+            finally:
+                runner.close()
+    except MdrecallError as err:
+        sys.stderr.write(f"error: {' '.join(str(err).split())}\n")
+        return 1
+    if result.stderr:
+        sys.stderr.write(result.stderr.rstrip("\n") + "\n")
+    if result.stdout:
+        sys.stdout.write(result.stdout + ("" if result.stdout.endswith("\n") else "\n"))
+    return 0

@@ -1,3 +1,3 @@
-from mdrecall.cli.app import main
+from mdrecall.cli.fast import main
 
 main()

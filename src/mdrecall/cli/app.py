@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mdrecall import __version__
+from mdrecall.agents.serve import whole_lines
 from mdrecall.agents.tools import merge_overlapping, no_memory_files_message
 from mdrecall.backends import MemoryBackend, open_backend
 from mdrecall.cli.facts import register as register_fact_commands
@@ -326,28 +327,10 @@ def search(
                 f"  score {result.score:.3f}  ",
                 (result.source, "dim"),
             )
-            _say(out, "   " + _whole_lines(idx, result).strip().replace("\n", "\n   "))
+            _say(out, "   " + whole_lines(idx, result).strip().replace("\n", "\n   "))
         _say(out, (f"{len(results)} results · {response.mode} · {response.provider}", "dim"))
 
     _run(ctx, body)
-
-
-def _whole_lines(idx: MemoryBackend, result: Any) -> str:
-    """The snippet widened to whole lines of its file (a 700-character window may start or end mid-line)."""
-    snippet = result.snippet
-    if result.source != "memory" or not snippet.strip():
-        return snippet
-    try:
-        count = result.end_line - result.start_line + 1
-        text = idx.read_file(result.path, from_line=result.start_line, lines=count)["text"]
-    except MdrecallError:
-        return snippet
-    found = text.find(snippet)
-    if found < 0:
-        return snippet
-    start = text.rfind("\n", 0, found) + 1
-    end = text.find("\n", found + len(snippet.rstrip("\n")))
-    return text[start : len(text) if end < 0 else end]
 
 
 @app.command()

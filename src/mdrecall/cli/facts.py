@@ -31,6 +31,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(facts_app, name="facts")
     app.add_typer(install_app, name="install")
     app.command("hook")(hook)
+    app.command("serve")(serve)
 
 
 def _fail(message: str) -> None:
@@ -195,50 +196,134 @@ def hook(
     ctx: typer.Context,
     event: str = typer.Argument(..., help="SessionStart | UserPromptSubmit | PreCompact | Stop | SessionEnd"),
 ) -> None:
-    """Run an agent hook: reads the hook's JSON payload on stdin, prints what the agent expects."""
-    from mdrecall.agents.hooks import HookRunner, canonical_event, read_payload
+    """Run an agent hook: reads the hook's JSON payload on stdin, prints what the agent expects.
 
-    try:
-        name = canonical_event(event)
-        payload = read_payload(sys.stdin.read())
-        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-        runner = HookRunner(_settings(ctx, cwd))
-        try:
-            result = runner.run(name, payload)
-        finally:
-            runner.close()
-    except MdrecallError as err:
-        _fail(str(err))
-        return
-    if result.stdout:
-        sys.stdout.write(result.stdout + ("" if result.stdout.endswith("\n") else "\n"))
+    Without --workspace: the agent's folder when it holds memory files, else the default memory home
+    (<state dir>/workspace). A running warm server (`mdrecall serve`, or the MCP server) answers when it can."""
+    from mdrecall.agents.hooks import run_hook_process
+
+    opts = ctx.obj
+    code = run_hook_process(
+        event,
+        sys.stdin.read(),
+        workspace=getattr(opts, "workspace", None),
+        agent=getattr(opts, "agent", None),
+        state_dir=getattr(opts, "state_dir", None),
+        config=getattr(opts, "config", None),
+        openclaw=bool(getattr(opts, "openclaw", False)),
+        db=getattr(opts, "db", None),
+    )
+    if code:
+        raise typer.Exit(code=code)
+
+
+def _install_base(ctx: typer.Context) -> tuple[list[str], str]:
+    """The command every hook and the server run, with workspace, agent and state dir spelled out; and
+    where the workspace came from (for the report)."""
+    from mdrecall.agents.home import default_memory_home
+    from mdrecall.agents.install import cli_base
+    from mdrecall.config.paths import DEFAULT_AGENT_ID, resolve_state_dir
+
+    opts = ctx.obj
+    if getattr(opts, "openclaw", False) or getattr(opts, "db", None) is not None:
+        _fail("install records --workspace, --agent and --state-dir; it does not take --openclaw or --db")
+    state = resolve_state_dir(opts.state_dir)
+    if opts.workspace is not None:
+        workspace = Path(opts.workspace).expanduser().resolve()
+        if not workspace.is_dir():
+            _fail(f"workspace not found: {workspace}")
+        why = "--workspace"
+    else:
+        workspace = default_memory_home(state)
+        workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
+        why = "default memory home; pass --workspace DIR for another"
+    config = Path(opts.config).expanduser().resolve() if opts.config is not None else None
+    return cli_base(sys.executable, workspace, (opts.agent or DEFAULT_AGENT_ID).strip(), state, config), why
+
+
+def _report_install(written: dict[str, Any], base: list[str], why: str) -> None:
+    from mdrecall.agents.hooks import lancedb_missing
+    from mdrecall.facts.store import INSTALL_HINT
+
+    workspace = base[base.index("--workspace") + 1]
+    sys.stdout.write(f"MCP server 'mdrecall' written to {written['mcp']}\n")
+    sys.stdout.write(f"hooks ({', '.join(written['events'])}) written to {written['hooks']}\n")
+    sys.stdout.write(f"workspace: {workspace} ({why})\n")
+    sys.stdout.write(f"state dir: {base[base.index('--state-dir') + 1]}\n")
+    for backup in written["backups"]:
+        sys.stdout.write(f"backup: {backup}\n")
+    if lancedb_missing():
+        sys.stdout.write(
+            f"note: hooks will not recall or capture memories until LanceDB is installed: {INSTALL_HINT}\n"
+        )
 
 
 @install_app.command("claude-code")
 def install_claude_code(
     ctx: typer.Context,
-    settings_file: Path = typer.Option(
-        None, "--settings", help="Settings file to merge into (default: ~/.claude/settings.json)."
+    project: Path = typer.Option(
+        None, "--project", help="Register the server in <DIR>/.mcp.json (project scope) instead of ~/.claude.json."
     ),
-    mcp_file: Path = typer.Option(
-        None, "--mcp-file", help="Write the MCP server here (e.g. .mcp.json) instead of the settings file."
-    ),
+    settings_file: Path = typer.Option(None, "--settings", help="Hooks file (default: ~/.claude/settings.json)."),
+    mcp_file: Path = typer.Option(None, "--mcp-file", help="Write the MCP server to this file instead."),
 ) -> None:
-    """Add mdrecall's hooks and MCP server to Claude Code's settings (merged; a backup is kept)."""
-    from mdrecall.agents.hooks import install_claude_code as install
+    """Register the MCP server (~/.claude.json, or .mcp.json with --project) and the hooks
+    (~/.claude/settings.json) with Claude Code; files are merged and backed up."""
+    from mdrecall.agents.install import install_claude_code as install
 
-    opts = ctx.obj
-    base = [sys.executable, "-m", "mdrecall.cli.app"]
-    for flag, value in (("--agent", opts.agent), ("--state-dir", opts.state_dir), ("--config", opts.config)):
-        if value is not None:
-            base += [flag, str(Path(value).expanduser().resolve()) if flag != "--agent" else str(value)]
-    target = (settings_file or Path("~/.claude/settings.json")).expanduser()
+    base, why = _install_base(ctx)
+    if project is not None and not project.expanduser().is_dir():
+        _fail(f"project folder not found: {project}")
     try:
-        written = install(target, base, mcp_file.expanduser() if mcp_file else None)
+        written = install(
+            base,
+            Path.home(),
+            project=project.expanduser().resolve() if project is not None else None,
+            settings_file=settings_file.expanduser() if settings_file else None,
+            mcp_file=mcp_file.expanduser() if mcp_file else None,
+        )
     except MdrecallError as err:
         _fail(str(err))
         return
-    sys.stdout.write(f"mdrecall hooks ({', '.join(written['events'])}) written to {written['settings']}\n")
-    sys.stdout.write(f"MCP server 'mdrecall' written to {written.get('mcp', written['settings'])}\n")
-    for backup in written["backups"]:
-        sys.stdout.write(f"backup: {backup}\n")
+    _report_install(written, base, why)
+
+
+@install_app.command("codex")
+def install_codex(ctx: typer.Context) -> None:
+    """Register the MCP server ([mcp_servers.mdrecall] in ~/.codex/config.toml) and the hooks
+    (~/.codex/hooks.json) with Codex ($CODEX_HOME when set); files are merged and backed up."""
+    from mdrecall.agents.install import install_codex as install
+
+    base, why = _install_base(ctx)
+    try:
+        written = install(base, Path.home())
+    except MdrecallError as err:
+        _fail(str(err))
+        return
+    _report_install(written, base, why)
+    sys.stdout.write("note: Codex asks you to review new hooks before they run (/hooks in the Codex TUI)\n")
+
+
+def serve(ctx: typer.Context) -> None:
+    """Keep memory warm for hooks and `mdrecall search`: serve them over a private socket until Ctrl-C.
+
+    The MCP server does the same while an agent runs it; this is for when none does."""
+    import time
+
+    from mdrecall.agents.serve import WarmServer
+
+    try:
+        server = WarmServer(_settings(ctx))
+        if not server.start():
+            _fail(f"another process already serves this workspace at {server.path}")
+    except MdrecallError as err:
+        _fail(str(err))
+        return
+    sys.stderr.write(f"mdrecall: serving {server.settings.workspace} at {server.path} (Ctrl-C to stop)\n")
+    try:
+        while True:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        sys.stderr.write("mdrecall: stopping\n")
+    finally:
+        server.stop()

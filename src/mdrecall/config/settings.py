@@ -29,11 +29,8 @@ import tomllib
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from mdrecall.config.paths import CONFIG_FILENAME, DEFAULT_AGENT_ID, STATE_DIR_ENV, resolve_state_dir  # noqa: F401
 from mdrecall.errors import ConfigError
-
-CONFIG_FILENAME = "mdrecall.toml"
-DEFAULT_AGENT_ID = "main"
-STATE_DIR_ENV = "MDRECALL_STATE_DIR"
 
 ProviderName = Literal["auto", "local", "openai", "gemini", "voyage", "none"]
 FallbackName = Literal["openai", "gemini", "local", "voyage", "none"]
@@ -506,16 +503,6 @@ def load_config_file(path: Path) -> MemoryConfig:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"invalid config {path}: not valid TOML ({err})") from None
     return parse_config(data, str(path))
-
-
-def resolve_state_dir(explicit: str | os.PathLike[str] | None) -> Path:
-    """`--state-dir`, else $MDRECALL_STATE_DIR, else ~/.mdrecall."""
-    if explicit:
-        return Path(explicit).expanduser().resolve()
-    env = os.environ.get(STATE_DIR_ENV)
-    if env:
-        return Path(env).expanduser().resolve()
-    return (Path.home() / ".mdrecall").resolve()
 
 
 def workspace_key(workspace: Path) -> str:

@@ -1,0 +1,433 @@
+"""The warm path: one long-lived process answers hooks and CLI searches over a private Unix socket.
+
+A hook is a new process per event, and a cold process pays for its imports (LanceDB alone ~1 s) and for
+loading the embedding model. While an agent session runs, the MCP server the agent started (or
+`mdrecall serve`) keeps all of that loaded and listens on
+
+    <state dir>/run/<key>.sock      (directory 0700, socket 0600; the peer's uid is checked)
+
+where `<key>` names the workspace, agent, state dir and config file. `mdrecall hook ...` and
+`mdrecall search ...` try the socket first and fall back to the cold path when nobody listens, when the
+server runs another version or config, or when it fails. Only one process serves a key: it holds
+`<key>.lock` for its lifetime.
+
+Protocol: one JSON object per line each way. Requests carry `op` (`ping`, `hook`, `search`) and
+`identity` (the key's parts), which the server checks against its own.
+
+The client half (`identity_for`, `call`) imports only the standard library: the warm path must not pay
+for the imports it exists to avoid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mdrecall import __version__
+
+RUN_DIRNAME = "run"
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+CONNECT_TIMEOUT = 0.5
+# A hook waits this long for a warm answer (the server may still be loading the model); below the hook
+# timeouts `install` writes (30 s for UserPromptSubmit), so a stuck server still leaves time for the cold path.
+DEFAULT_REPLY_TIMEOUT = 20.0
+# sockaddr_un.sun_path holds 108 bytes on Linux (104 on macOS) including the terminating NUL.
+MAX_SOCKET_PATH = 103
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Identity and paths (standard library only)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def identity_for(workspace: str | os.PathLike[str], agent: str, state_dir: Path, config: Path | None) -> dict[str, str]:
+    """What a request and a server must agree on: real workspace path, agent, real state dir, config file.
+
+    `config` is the file the settings were read from (None: no config file, defaults)."""
+    return {
+        "workspace": os.path.realpath(workspace),
+        "agent": agent,
+        "stateDir": os.path.realpath(state_dir),
+        "config": os.path.realpath(config) if config else "",
+        "version": __version__,
+    }
+
+
+def default_config_file(workspace: str | os.PathLike[str], explicit: str | os.PathLike[str] | None) -> Path | None:
+    """The config file settings would read: `--config`, else `<workspace>/mdrecall.toml` when it exists."""
+    from mdrecall.config.paths import CONFIG_FILENAME
+
+    if explicit:
+        return Path(explicit).expanduser()
+    candidate = Path(workspace) / CONFIG_FILENAME
+    return candidate if candidate.is_file() else None
+
+
+def key_of(identity: dict[str, str]) -> str:
+    raw = "\0".join(identity[k] for k in ("workspace", "agent", "stateDir", "config"))
+    return hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+
+
+def socket_path(identity: dict[str, str]) -> Path:
+    return Path(identity["stateDir"]) / RUN_DIRNAME / f"{key_of(identity)}.sock"
+
+
+def usable_socket_path(path: Path) -> bool:
+    return len(os.fsencode(str(path))) <= MAX_SOCKET_PATH
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Client
+# ---------------------------------------------------------------------------------------------------------
+
+
+def call(
+    identity: dict[str, str], request: dict[str, Any], timeout: float = DEFAULT_REPLY_TIMEOUT
+) -> dict[str, Any] | None:
+    """The warm server's answer to `request`, or None when no warm server can answer (use the cold path)."""
+    path = socket_path(identity)
+    if not usable_socket_path(path) or not path.exists():
+        return None
+    try:
+        info = os.stat(path.parent)
+        if info.st_uid != os.getuid() or info.st_mode & 0o077:  # not ours, or others could swap the socket
+            return None
+    except OSError:
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(CONNECT_TIMEOUT)
+        sock.connect(str(path))
+        sock.settimeout(timeout)
+        sock.sendall(json.dumps({**request, "identity": identity}, ensure_ascii=False).encode() + b"\n")
+        data = _read_line(sock)
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()
+    try:
+        answer = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(answer, dict) or answer.get("fallback"):
+        return None
+    return answer
+
+
+def _read_line(sock: socket.socket) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if b"\n" in chunk or size > MAX_REQUEST_BYTES:
+            break
+    data = b"".join(chunks)
+    if b"\n" not in data:
+        raise ValueError("incomplete message")
+    return data.split(b"\n", 1)[0]
+
+
+def ping(identity: dict[str, str], timeout: float = 2.0) -> dict[str, Any] | None:
+    return call(identity, {"op": "ping"}, timeout=timeout)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Server
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _peer_uid(conn: socket.socket) -> int | None:
+    """The connecting process's uid (Linux SO_PEERCRED; None where the platform does not say)."""
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:
+        return None
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i"))
+    except OSError:
+        return None
+    return struct.unpack("3i", creds)[1]
+
+
+def serves_cli_identity(settings: Any) -> bool:
+    """The index is the one `--workspace/--agent/--state-dir/--config` lead to (no explicit --db)."""
+    from mdrecall.config.settings import default_db_path
+
+    if settings.config.store.path:
+        return True  # set by the config file, which is part of the identity
+    return settings.db_path == default_db_path(settings.state_dir, settings.agent_id, settings.workspace)
+
+
+def private_run_dir(run: Path) -> Path:
+    """`<state>/run`, created 0700; an existing one is tightened to 0700 (refused when another user owns it)."""
+    from mdrecall.errors import MdrecallError
+
+    run.parent.mkdir(parents=True, exist_ok=True)
+    run.mkdir(exist_ok=True, mode=0o700)
+    info = os.lstat(run)
+    if run.is_symlink() or info.st_uid != os.getuid():
+        raise MdrecallError(f"{run} is not a directory owned by you: the warm server will not listen there")
+    if info.st_mode & 0o077:
+        os.chmod(run, 0o700)
+    return run
+
+
+class WarmServer:
+    """Serves `hook` and `search` requests for one workspace from objects kept loaded.
+
+    `index`: an open MemoryBackend (the MCP server's); opened on first use when None. `fact_store`: a
+    FactStore to share (the MCP server's fact tools hold one). Requests run one at a time.
+    """
+
+    def __init__(
+        self,
+        settings: Any,
+        index: Any = None,
+        fact_store: Any = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.identity = identity_for(settings.workspace, settings.agent_id, settings.state_dir, settings.config_path)
+        self.path = socket_path(self.identity)
+        self._index = index
+        self._owns_index = index is None
+        self._fact_store = fact_store
+        self._runner: Any = None
+        self._lock = threading.Lock()
+        self._lock_fd: int | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._config_stamp = self._stamp()
+        self._log = log or (lambda message: print(f"mdrecall: {message}", file=sys.stderr, flush=True))
+        self.served = 0
+        self.warm = threading.Event()
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self, warm_up: bool = True) -> bool:
+        """Listen, unless another process already serves this key (False) or the socket path is unusable."""
+        import fcntl
+        import socketserver
+
+        if not serves_cli_identity(self.settings):
+            return False  # an explicit --db (or OpenClaw's layout): a hook's request could not name this index
+        if not usable_socket_path(self.path):
+            self._log(f"warm server off: socket path too long ({self.path}); hooks use the cold path")
+            return False
+        private_run_dir(self.path.parent)
+        lock_path = self.path.with_suffix(".lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self._lock_fd = fd
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()  # stale: whoever made it no longer holds the lock
+        outer = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                outer._handle_connection(self.request, self.rfile, self.wfile)
+
+        class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+            daemon_threads = True
+
+        old_umask = os.umask(0o177)
+        try:
+            self._server = Server(str(self.path), Handler)
+        finally:
+            os.umask(old_umask)
+        os.chmod(self.path, 0o600)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="mdrecall-warm", daemon=True)
+        self._thread.start()
+        if warm_up:
+            threading.Thread(target=self._warm_up, name="mdrecall-warm-up", daemon=True).start()
+        else:
+            self.warm.set()
+        return True
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+            self._server = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+        if self._owns_index and self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def __enter__(self) -> WarmServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- the loaded objects ------------------------------------------------------------------------
+
+    @property
+    def index(self) -> Any:
+        if self._index is None:
+            from mdrecall.backends import open_backend
+
+            self._index = open_backend(self.settings)
+        return self._index
+
+    @property
+    def runner(self) -> Any:
+        if self._runner is None:
+            from mdrecall.agents.hooks import HookRunner
+
+            shared = (lambda: self.index.provider_result) if hasattr(type(self.index), "provider_result") else None
+            self._runner = HookRunner(self.settings, shared, index=self.index, store=self._fact_store)
+        return self._runner
+
+    def _warm_up(self) -> None:
+        """Load what the first hook would otherwise wait for: the model, LanceDB and the fact table."""
+        try:
+            with self._lock:
+                runner = self.runner
+                if runner.facts_on:
+                    runner.store.recall("warm up", limit=1)
+        except Exception as err:  # warming is an optimisation: a failure shows again on the real call
+            self._log(f"warm-up: {err}")
+        finally:
+            self.warm.set()
+
+    def _stamp(self) -> tuple[int, int] | None:
+        path = self.settings.config_path
+        try:
+            info = os.stat(path) if path else None
+        except OSError:
+            return None
+        return (info.st_mtime_ns, info.st_size) if info else None
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def _handle_connection(self, conn: socket.socket, rfile: Any, wfile: Any) -> None:
+        uid = _peer_uid(conn)
+        if uid is not None and uid != os.getuid():
+            answer: dict[str, Any] = {"ok": False, "error": "refused: another user", "fallback": True}
+        else:
+            line = rfile.readline(MAX_REQUEST_BYTES + 1)
+            try:
+                request = json.loads(line)
+                if not isinstance(request, dict):
+                    raise ValueError("not an object")
+            except ValueError:
+                answer = {"ok": False, "error": "bad request", "fallback": True}
+            else:
+                answer = self.handle(request)
+        with contextlib.suppress(OSError):
+            wfile.write(json.dumps(answer, ensure_ascii=False).encode() + b"\n")
+            wfile.flush()
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One request's answer. `fallback: true` tells the client to run the cold path instead."""
+        from mdrecall.errors import MdrecallError
+
+        op = request.get("op")
+        if op == "ping":
+            return {
+                "ok": True,
+                "pid": os.getpid(),
+                "version": __version__,
+                "identity": self.identity,
+                "served": self.served,
+            }
+        if request.get("identity") != self.identity:
+            return {"ok": False, "fallback": True, "error": "another workspace, agent, state dir, config or version"}
+        if self._stamp() != self._config_stamp:
+            return {"ok": False, "fallback": True, "error": "the config file changed since this server started"}
+        handler = {"hook": self._hook, "search": self._search}.get(str(op))
+        if handler is None:
+            return {"ok": False, "fallback": True, "error": f"unknown op {op!r}"}
+        try:
+            with self._lock:
+                answer = handler(request)
+            self.served += 1
+            return answer
+        except MdrecallError as err:
+            return {"ok": False, "error": str(err)}
+        except Exception as err:  # the cold path may still work (and will report the error itself)
+            self._log(f"warm {op} failed: {type(err).__name__}: {err}")
+            return {"ok": False, "fallback": True, "error": f"{type(err).__name__}: {err}"}
+
+    def _hook(self, request: dict[str, Any]) -> dict[str, Any]:
+        payload = request.get("payload")
+        result = self.runner.run(str(request.get("event")), payload if isinstance(payload, dict) else {})
+        return {
+            "ok": True,
+            "stdout": result.stdout,
+            "stderr": getattr(result, "stderr", ""),
+            "actions": result.actions or [],
+        }
+
+    def _search(self, request: dict[str, Any]) -> dict[str, Any]:
+        """`mdrecall search` as the CLI answers it: a stale index is synced first (a failed sync leaves the
+        last index to answer), overlapping hits merged, each result's lines widened to whole lines."""
+        from mdrecall.agents.tools import merge_overlapping, no_memory_files_message
+        from mdrecall.errors import IndexWriteError
+
+        index = self.index
+        empty = no_memory_files_message(index)
+        if empty:
+            return {"ok": False, "error": empty}
+        notes = []
+        if not index.read_only and index.is_dirty():
+            try:
+                index.sync(force=False, reason="stale")
+            except IndexWriteError as err:
+                notes.append(str(err))
+        response = index.search(
+            str(request.get("query") or ""), max_results=request.get("maxResults"), min_score=request.get("minScore")
+        )
+        results = merge_overlapping(response.results, index)
+        return {
+            "ok": True,
+            "results": [r.to_dict() for r in results],
+            "lines": [whole_lines(index, r) for r in results],
+            "notes": notes,
+            "notice": response.notice,
+            "backendFallback": response.backend_fallback,
+            "mode": response.mode,
+            "provider": response.provider,
+        }
+
+
+def whole_lines(index: Any, result: Any) -> str:
+    """A result's snippet widened to whole lines of its file (a 700-character window may start or end
+    mid-line); the snippet itself when the file cannot be read or no longer holds it."""
+    from mdrecall.errors import MdrecallError
+
+    snippet = result.snippet
+    if result.source != "memory" or not snippet.strip():
+        return snippet
+    try:
+        count = result.end_line - result.start_line + 1
+        text = index.read_file(result.path, from_line=result.start_line, lines=count)["text"]
+    except MdrecallError:
+        return snippet
+    found = text.find(snippet)
+    if found < 0:
+        return snippet
+    start = text.rfind("\n", 0, found) + 1
+    end = text.find("\n", found + len(snippet.rstrip("\n")))
+    return text[start : len(text) if end < 0 else end]
