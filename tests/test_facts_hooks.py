@@ -150,39 +150,6 @@ def test_codex_rollout_is_read_and_captured(tmp_path: Path, hashing_provider) ->
     assert texts == ["From now on, release notes go in CHANGELOG.md, not the wiki."]
 
 
-def test_install_claude_code_merges_and_keeps_a_backup(tmp_path: Path) -> None:
-    settings_file = tmp_path / ".claude" / "settings.json"
-    settings_file.parent.mkdir()
-    original = {
-        "model": "opus",
-        "permissions": {"allow": ["Bash(ls:*)"]},
-        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]},
-        "mcpServers": {"other": {"command": "other-mcp"}},
-        "someFutureKey": {"kept": True},
-    }
-    settings_file.write_text(json.dumps(original))
-    for _ in range(2):  # idempotent: a second install replaces its own entries only
-        done = _cli(["install", "claude-code", "--settings", str(settings_file)], state=tmp_path / "state")
-        assert done.returncode == 0, done.stderr
-    merged = json.loads(settings_file.read_text())
-    assert merged["model"] == "opus" and merged["someFutureKey"] == {"kept": True}
-    assert merged["permissions"] == original["permissions"] and merged["mcpServers"]["other"]["command"] == "other-mcp"
-    stop_commands = [h["command"] for g in merged["hooks"]["Stop"] for h in g["hooks"]]
-    assert "notify-send done" in stop_commands
-    assert sum("mdrecall.cli.app" in c and c.endswith("hook Stop") for c in stop_commands) == 1
-    for event in ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"):
-        ours = [h for g in merged["hooks"][event] for h in g["hooks"] if "mdrecall.cli.app" in h["command"]]
-        assert len(ours) == 1 and ours[0]["type"] == "command" and "--state-dir" in ours[0]["command"]
-    assert merged["mcpServers"]["mdrecall"]["args"][-1] == "mcp"
-    backups = sorted(settings_file.parent.glob("settings.json.bak-*"))
-    assert backups and json.loads(backups[0].read_text()) == original
-
-    broken = tmp_path / "broken.json"
-    broken.write_text("{oops")
-    refused = _cli(["install", "claude-code", "--settings", str(broken)])
-    assert refused.returncode == 1 and broken.read_text() == "{oops"
-
-
 @pytest.mark.parametrize("name", ["SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"])
 def test_recorded_payloads_have_the_fields_the_hooks_read(name: str) -> None:
     payload = json.loads((FIXTURES / f"{name}.json").read_text())

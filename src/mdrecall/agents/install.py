@@ -139,7 +139,7 @@ def _without_our_server(settings: dict[str, Any]) -> dict[str, Any]:
         return settings
     entry = servers[SERVER_NAME]
     args = entry.get("args") if isinstance(entry, Mapping) else None
-    if not (isinstance(args, list) and "mdrecall.cli" in args):
+    if not (isinstance(args, list) and any(str(a).startswith("mdrecall.cli") for a in args)):
         return settings  # someone else's server of that name
     rest = {k: v for k, v in servers.items() if k != SERVER_NAME}
     out = {k: v for k, v in settings.items() if k != "mcpServers"}

@@ -144,6 +144,24 @@ def ping(identity: dict[str, str], timeout: float = 2.0) -> dict[str, Any] | Non
     return call(identity, {"op": "ping"}, timeout=timeout)
 
 
+def warm_status(settings: Any) -> dict[str, Any]:
+    """For `status`: is a warm server answering for these settings, where, since when."""
+    identity = identity_for(settings.workspace, settings.agent_id, settings.state_dir, settings.config_path)
+    path = socket_path(identity)
+    info: dict[str, Any] = {"running": False, "socket": str(path)}
+    if not serves_cli_identity(settings):
+        info["reason"] = "an explicit --db or OpenClaw layout: hooks use the cold path"
+    elif not usable_socket_path(path):
+        info["reason"] = f"the socket path is longer than {MAX_SOCKET_PATH} bytes: use a shorter --state-dir"
+    else:
+        answer = ping(identity)
+        if answer and answer.get("ok"):
+            info.update(running=True, pid=answer.get("pid"), served=answer.get("served", 0))
+        else:
+            info["reason"] = "start `mdrecall serve`, or an agent's MCP server (`mdrecall mcp`) runs it"
+    return info
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Server
 # ---------------------------------------------------------------------------------------------------------

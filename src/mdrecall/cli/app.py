@@ -365,7 +365,7 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         ("files", str(status["files"])),
         ("chunks", str(status["chunks"])),
         ("dirty", "yes" if status["dirty"] else "no"),
-        ("workspace", status["workspaceDir"]),
+        ("workspace", _workspace_row(status)),
         ("index", status["dbPath"]),
         (
             "sources",
@@ -381,6 +381,13 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         rows.append(("rerank", describe_rerank(rerank_info)))
     if status.get("providerReason"):
         rows.insert(2, ("picked because", status["providerReason"]))
+    if status.get("hooksWorkspace"):
+        rows.append(("hooks workspace", status["hooksWorkspace"]))
+    warm = status.get("warmServer")
+    if warm:
+        rows.append(("warm server", _warm_row(warm)))
+    if status.get("factsExtra"):
+        rows.append(("facts", status["factsExtra"]))
     if status.get("lastSync"):
         last = status["lastSync"]
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last["at"] / 1000))
@@ -406,6 +413,17 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         else:
             rows.append((f"probe {name}", "ok" if probe.get("ok") else f"FAILED: {probe.get('error')}"))
     return rows
+
+
+def _workspace_row(status: dict[str, Any]) -> str:
+    source = status.get("workspaceSource")
+    return f"{status['workspaceDir']} ({source})" if source else status["workspaceDir"]
+
+
+def _warm_row(warm: dict[str, Any]) -> str:
+    if warm.get("running"):
+        return f"running (pid {warm.get('pid')}, {warm.get('served', 0)} requests) at {warm['socket']}"
+    return f"not running ({warm.get('reason')})"
 
 
 def _qmd_rows(status: dict[str, Any]) -> list[tuple[str, str]]:
@@ -494,6 +512,7 @@ def status(
             _fresh(idx, quiet=as_json)
         info = idx.status(deep=deep)
         info["agentId"] = idx.settings.agent_id
+        info.update(_agent_loop_status(ctx.obj, idx.settings))
         info["configPath"] = str(idx.settings.config_path) if idx.settings.config_path else None
         sessions_on = "sessions" in idx.config.sources
         info["sessionsDir"] = str(idx.settings.sessions_dir) if sessions_on else None
@@ -519,6 +538,35 @@ def status(
             _warn(empty)
 
     _run(ctx, body)
+
+
+def _agent_loop_status(opts: GlobalOptions, settings: Settings) -> dict[str, Any]:
+    """Where the workspace came from, where hooks without --workspace would write, the warm server, and
+    whether the fact store can run (the `facts` extra)."""
+    import os
+
+    from mdrecall.agents.home import default_memory_home, is_memory_workspace
+    from mdrecall.agents.hooks import lancedb_missing
+    from mdrecall.agents.serve import warm_status
+    from mdrecall.facts.store import INSTALL_HINT
+
+    info: dict[str, Any] = {}
+    if opts.workspace is not None:
+        info["workspaceSource"] = "--workspace"
+    elif opts.openclaw:
+        info["workspaceSource"] = "OpenClaw config"
+    else:
+        info["workspaceSource"] = "current folder"
+        if not is_memory_workspace(os.getcwd()):
+            home = default_memory_home(settings.state_dir)
+            info["hooksWorkspace"] = (
+                f"{home} (default memory home: this folder has no MEMORY.md, memory/ or mdrecall.toml, so hooks "
+                "run here without --workspace keep memory there)"
+            )
+    info["warmServer"] = warm_status(settings)
+    if settings.config.facts.enabled and lancedb_missing():
+        info["factsExtra"] = f"off: {INSTALL_HINT}"
+    return info
 
 
 def _verbose_progress() -> Any:
