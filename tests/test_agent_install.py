@@ -7,10 +7,10 @@ import json
 import os
 import stat
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from typer.testing import CliRunner
 
 from mdrecall.cli.app import app
