@@ -4,6 +4,7 @@ folder only when it already holds memory, else the default memory home; `status`
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,4 +103,9 @@ def test_status_says_which_workspace_and_why(tmp_path: Path, monkeypatch: pytest
     ws.mkdir()
     (ws / "mdrecall.toml").write_text('provider = "none"\n')
     result = CliRunner().invoke(app, ["--workspace", str(ws), "--state-dir", str(state), "status"])
-    assert f"{ws.resolve()} (--workspace)" in result.stdout and "hooks workspace" not in result.stdout
+    rows = dict(
+        re.split(r"\s{2,}", line, maxsplit=1)
+        for line in result.stdout.splitlines()
+        if line.startswith(("workspace", "why"))
+    )
+    assert rows == {"workspace": str(ws.resolve()), "why this workspace": "--workspace"}

@@ -365,7 +365,7 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         ("files", str(status["files"])),
         ("chunks", str(status["chunks"])),
         ("dirty", "yes" if status["dirty"] else "no"),
-        ("workspace", _workspace_row(status)),
+        ("workspace", status["workspaceDir"]),
         ("index", status["dbPath"]),
         (
             "sources",
@@ -381,6 +381,8 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         rows.append(("rerank", describe_rerank(rerank_info)))
     if status.get("providerReason"):
         rows.insert(2, ("picked because", status["providerReason"]))
+    if status.get("workspaceSource"):
+        rows.append(("why this workspace", status["workspaceSource"]))
     if status.get("hooksWorkspace"):
         rows.append(("hooks workspace", status["hooksWorkspace"]))
     warm = status.get("warmServer")
@@ -413,11 +415,6 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         else:
             rows.append((f"probe {name}", "ok" if probe.get("ok") else f"FAILED: {probe.get('error')}"))
     return rows
-
-
-def _workspace_row(status: dict[str, Any]) -> str:
-    source = status.get("workspaceSource")
-    return f"{status['workspaceDir']} ({source})" if source else status["workspaceDir"]
 
 
 def _warm_row(warm: dict[str, Any]) -> str:
