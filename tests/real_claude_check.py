@@ -37,7 +37,7 @@ TABS = "I always use tabs for indentation in Python code."
 DENTIST = "My dentist appointment is on Friday at 3pm."
 CAT = "Our cat Miso only eats salmon-flavoured food."
 PROMPT = (
-    "Which indentation style should I use for this Python file? Remember: the staging database is called atlas-staging."
+    "Which indentation style should I use for this Python file? Also, I prefer pytest over unittest in every project."
 )
 UPS_MARKER = "UserPromptSubmit hook additional context:"
 
@@ -126,14 +126,14 @@ def test_claude_code_with_a_workspace(sandbox: dict[str, object]) -> None:
 
     before = _files(repo)
     env_without_state = {k: v for k, v in env.items() if k != "MDRECALL_STATE_DIR"}  # the hooks carry --state-dir
-    run = _claude(["-p", PROMPT], env_without_state, repo)
+    run = _claude(["-p", PROMPT, "--debug"], env_without_state, repo)  # log: ~/.claude/debug
     assert run.returncode == 0, run.stderr + run.stdout
     injected = _injection(sandbox["api"])  # type: ignore[arg-type]
     assert "tabs for indentation" in injected
     assert "dentist" not in injected and "Miso" not in injected, injected
 
     facts = (ws / "memory" / "facts.md").read_text()
-    assert "atlas-staging" in facts
+    assert "I prefer pytest over unittest in every project." in facts
     status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=repo, capture_output=True, text=True)
     assert status.stdout == "", status.stdout
     assert _files(repo) == before
@@ -148,7 +148,7 @@ def test_claude_code_without_a_workspace_uses_the_memory_home(sandbox: dict[str,
     home_ws = state / "workspace"
     assert "default memory home" in done.stdout and str(home_ws) in done.stdout
     before = _files(repo)
-    run = _claude(["-p", "Remember: the release train leaves every second Tuesday."], env, repo)
+    run = _claude(["-p", "Please note that our release train leaves every second Tuesday."], env, repo)
     assert run.returncode == 0, run.stderr + run.stdout
     assert "second Tuesday" in (home_ws / "memory" / "facts.md").read_text()
     assert _files(repo) == before
