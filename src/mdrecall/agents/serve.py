@@ -369,6 +369,7 @@ class WarmServer:
                 "version": __version__,
                 "identity": self.identity,
                 "served": self.served,
+                "warm": self.warm.is_set(),
             }
         if request.get("identity") != self.identity:
             return {"ok": False, "fallback": True, "error": "another workspace, agent, state dir, config or version"}
