@@ -187,14 +187,14 @@ def main() -> None:
     )
     try:
         wait_warm(ws, state)
-        rows.append(paired("hook warm (1000 facts)", hook_cmd(ws, state, repo), args.runs))
-        rows.append(paired("search warm (2000 notes)", search_cmd(ws, state), args.runs))
+        rows.append(paired(f"hook warm ({args.facts} facts)", hook_cmd(ws, state, repo), args.runs))
+        rows.append(paired(f"search warm ({args.notes} notes)", search_cmd(ws, state), args.runs))
     finally:
         server.terminate()
         server.wait(timeout=30)
     rows.append(paired("hook cold, no fact stored", hook_cmd(bare, state, repo), args.runs))
-    rows.append(paired("search cold (2000 notes)", search_cmd(ws, state), max(3, args.runs // 4)))
-    rows.append(paired("hook cold, 1000 facts", hook_cmd(ws, state, repo), args.cold_runs))
+    rows.append(paired(f"search cold ({args.notes} notes)", search_cmd(ws, state), max(3, args.runs // 4)))
+    rows.append(paired(f"hook cold, {args.facts} facts", hook_cmd(ws, state, repo), args.cold_runs))
     result = {
         "bench": "hooks",
         "notes": args.notes,

@@ -168,7 +168,9 @@ def start_warm_server(settings: Settings, index: MemoryBackend, tools: Any) -> A
     from mdrecall.agents.serve import WarmServer
 
     facts = getattr(tools, "facts", None)
-    warm = WarmServer(settings, index=index, fact_store=getattr(facts, "store", None))
+    warm = WarmServer(
+        settings, index=index, fact_store=getattr(facts, "store", None), lock=getattr(facts, "_lock", None)
+    )
     try:
         return warm if warm.start() else None
     except (MdrecallError, OSError) as err:

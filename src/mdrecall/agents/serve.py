@@ -206,7 +206,8 @@ class WarmServer:
     """Serves `hook` and `search` requests for one workspace from objects kept loaded.
 
     `index`: an open MemoryBackend (the MCP server's); opened on first use when None. `fact_store`: a
-    FactStore to share (the MCP server's fact tools hold one). Requests run one at a time.
+    FactStore to share (the MCP server's fact tools hold one), with `lock`, the lock its other users take.
+    Requests run one at a time.
     """
 
     def __init__(
@@ -215,6 +216,7 @@ class WarmServer:
         index: Any = None,
         fact_store: Any = None,
         log: Callable[[str], None] | None = None,
+        lock: Any = None,
     ) -> None:
         self.settings = settings
         self.identity = identity_for(settings.workspace, settings.agent_id, settings.state_dir, settings.config_path)
@@ -223,7 +225,7 @@ class WarmServer:
         self._owns_index = index is None
         self._fact_store = fact_store
         self._runner: Any = None
-        self._lock = threading.Lock()
+        self._lock = lock or threading.Lock()  # shared with the MCP fact tools when they hold the same store
         self._lock_fd: int | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
