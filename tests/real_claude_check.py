@@ -2,6 +2,8 @@
 .claude-real/ and runs this; `@openai/codex` goes there too, for the Codex check at the end).
 
 Not collected by `make test` (the file name does not start with test_): each `claude -p` takes ~10 s.
+Codex (`codex exec`) runs offline the same way, against a fake OpenAI Responses API
+(tests/fake_openai_responses.py), once its hooks are trusted as a user would in Codex's /hooks review.
 Everything runs offline: a temporary HOME, a fake Anthropic Messages API on 127.0.0.1 (tests/
 fake_anthropic_server.py) that records what the model would receive, and a code repository (a temp git repo)
 as the folder Claude Code runs in. What is checked:
@@ -16,6 +18,7 @@ as the folder Claude Code runs in. What is checked:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -27,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from fake_anthropic_server import FakeAnthropic
+from fake_openai_responses import FakeResponses
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = Path(os.environ.get("MDRECALL_REAL_AGENTS", ROOT / ".claude-real"))
@@ -184,3 +188,75 @@ def test_codex_registers_the_server(sandbox: dict[str, object]) -> None:
     transport = servers["mdrecall"]["transport"]
     assert transport["command"] == sys.executable and transport["args"][-1] == "mcp"
     assert re.search(r"--workspace", " ".join(transport["args"]))
+
+
+def _trust_codex_hooks(codex_home: Path) -> None:
+    """What a user does once in Codex's /hooks review: record each hook's trusted hash in config.toml.
+
+    Codex trusts an unmanaged hook when `hooks.state."<file>:<event>:<group>:<handler>".trusted_hash` equals
+    `sha256:` + SHA-256 of the compact, key-sorted JSON of its normalized declaration."""
+    hooks = json.loads((codex_home / "hooks.json").read_text())["hooks"]
+    lines = []
+    for event, groups in hooks.items():
+        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+        for gi, group in enumerate(groups):
+            for hi, hook in enumerate(group["hooks"]):
+                handler = {"async": False, "command": hook["command"], "timeout": hook["timeout"], "type": "command"}
+                identity: dict[str, object] = {"event_name": snake, "hooks": [handler]}
+                if "matcher" in group:
+                    identity["matcher"] = group["matcher"]
+                canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                digest = hashlib.sha256(canonical.encode()).hexdigest()
+                key = f"{codex_home / 'hooks.json'}:{snake}:{gi}:{hi}"
+                lines.append(f'[hooks.state.{json.dumps(key)}]\ntrusted_hash = "sha256:{digest}"\n')
+    with (codex_home / "config.toml").open("a") as handle:
+        handle.write("\n" + "\n".join(lines))
+
+
+def test_codex_exec_runs_the_hooks(sandbox: dict[str, object]) -> None:
+    """`codex exec` from a repository, against a fake Responses API: recall injected, capture stored, repo clean."""
+    codex = _codex_bin()
+    if codex is None:
+        pytest.fail(f"Codex not installed under {REAL}: run `make test-claude`")
+    env, repo, state = sandbox["env"], sandbox["repo"], sandbox["state"]
+    assert isinstance(env, dict) and isinstance(repo, Path) and isinstance(state, Path)
+    ws = Path(str(sandbox["tmp"])) / "notes"
+    (ws / "memory").mkdir(parents=True)
+    for fact in (TABS, DENTIST, CAT):
+        done = _mdrecall(["--workspace", str(ws), "--state-dir", str(state), "facts", "store", fact], env, ws)
+        assert done.returncode == 0, done.stderr
+    api = FakeResponses(reply="Use tabs. Noted.").start()
+    try:
+        codex_home = Path(env["HOME"]) / ".codex"
+        codex_home.mkdir()
+        provider = (
+            'model = "fake-model"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
+            f'base_url = "{api.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_OPENAI_KEY"\n'
+        )
+        (codex_home / "config.toml").write_text(provider)
+        done = _mdrecall(["--workspace", str(ws), "--state-dir", str(state), "install", "codex"], env, repo)
+        assert done.returncode == 0, done.stderr
+        _trust_codex_hooks(codex_home)
+        before = _files(repo)
+        run = subprocess.run(
+            [str(codex), "exec", "--skip-git-repo-check", PROMPT],
+            env={**env, "FAKE_OPENAI_KEY": "sk-fake"},
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert "hook: UserPromptSubmit Completed" in run.stderr, run.stderr[-2000:]
+        assert api.requests, api.paths
+        text = json.dumps(api.requests[-1], ensure_ascii=False)
+        blocks = re.findall(r"<relevant-memories>(.*?)</relevant-memories>", text)
+        recalled = [b for b in blocks if "(score " in b]  # UserPromptSubmit's block; SessionStart's has no scores
+        assert recalled and "tabs for indentation" in recalled[-1]
+        assert "dentist" not in recalled[-1] and "Miso" not in recalled[-1], recalled[-1]
+    finally:
+        api.stop()
+    assert "I prefer pytest over unittest in every project." in (ws / "memory" / "facts.md").read_text()
+    assert _files(repo) == before
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=repo, capture_output=True, text=True)
+    assert status.stdout == ""
