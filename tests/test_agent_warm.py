@@ -146,3 +146,31 @@ def test_without_the_facts_extra_hooks_say_so_and_still_work(tmp_path: Path) -> 
     end = _run([*base, "SessionEnd"], json.dumps(_payload("SessionEnd.json", ws, transcript)))
     assert end.returncode == 0, end.stderr
     assert [p.name for p in (ws / "memory").glob("*.md")] != [] and not (ws / "memory" / "facts.md").exists()
+
+
+def test_mdrecall_serve_answers_until_interrupted(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    ws, state = tmp_path / "ws", tmp_path / "st"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "notes.md").write_text("# Notes\n\nThe flamingo release ships on Thursday.\n")
+    (ws / "mdrecall.toml").write_text('provider = "none"\n')
+    base = [sys.executable, "-m", "mdrecall.cli", "--workspace", str(ws), "--state-dir", str(state)]
+    server = subprocess.Popen([*base, "serve"], stderr=subprocess.PIPE, text=True)
+    try:
+        identity = serve.identity_for(ws, "main", state.resolve(), ws / "mdrecall.toml")
+        deadline = time.monotonic() + 60
+        while (answer := serve.ping(identity)) is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert answer is not None and answer["pid"] == server.pid
+        second = _run(["-m", "mdrecall.cli", "--workspace", str(ws), "--state-dir", str(state), "serve"])
+        assert second.returncode == 1 and "another process already serves" in second.stderr
+        found = _run([*base[1:], "search", "flamingo", "--json"])
+        assert found.returncode == 0 and json.loads(found.stdout)[0]["path"] == "memory/notes.md"
+        assert serve.ping(identity)["served"] == 1
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=30)
+    assert server.returncode == 0 and "stopping" in err
+    assert not serve.socket_path(identity).exists()

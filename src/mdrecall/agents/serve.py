@@ -320,12 +320,16 @@ class WarmServer:
         return self._runner
 
     def _warm_up(self) -> None:
-        """Load what the first hook would otherwise wait for: the model, LanceDB and the fact table."""
+        """Load what the first request would otherwise wait for: the embedding model (a local one; a remote
+        provider is not called), and LanceDB with the fact table when facts are stored."""
         try:
             with self._lock:
                 runner = self.runner
-                if runner.facts_on:
+                if runner._has_facts():
                     runner.store.recall("warm up", limit=1)
+                provider = getattr(self.index, "provider", None)
+                if provider is not None and getattr(provider, "id", "") == "local":
+                    provider.embed_query("warm up")
         except Exception as err:  # warming is an optimisation: a failure shows again on the real call
             self._log(f"warm-up: {err}")
         finally:

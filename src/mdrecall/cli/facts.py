@@ -310,10 +310,14 @@ def serve(ctx: typer.Context) -> None:
     The MCP server does the same while an agent runs it; this is for when none does."""
     import time
 
-    from mdrecall.agents.serve import WarmServer
+    from mdrecall.agents.serve import MAX_SOCKET_PATH, WarmServer, serves_cli_identity, usable_socket_path
 
     try:
         server = WarmServer(_settings(ctx))
+        if not serves_cli_identity(server.settings):
+            _fail("serve answers hooks and searches named by --workspace/--agent/--state-dir/--config: drop --db")
+        if not usable_socket_path(server.path):
+            _fail(f"the socket path {server.path} is longer than {MAX_SOCKET_PATH} bytes: use a shorter --state-dir")
         if not server.start():
             _fail(f"another process already serves this workspace at {server.path}")
     except MdrecallError as err:
