@@ -12,7 +12,6 @@ Errors end with one line on stderr and exit code 1, like the rest of the CLI.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import typer
 
+from mdrecall.cli.common import fail, print_json, settings_from
 from mdrecall.errors import MdrecallError
 
 facts_app = typer.Typer(no_args_is_help=True, help="Short memories (preferences, decisions, people) on LanceDB.")
@@ -34,43 +34,15 @@ def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
 
 
-def _fail(message: str) -> None:
-    sys.stderr.write(f"error: {message}\n")
-    raise typer.Exit(code=1)
-
-
-def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
-
-
-def _settings(ctx: typer.Context, workspace: str | None = None) -> Any:
-    """Settings from the global options (`--workspace` wins over a hook payload's cwd)."""
-    from mdrecall.config.openclaw import settings_for
-
-    opts = ctx.obj
-    chosen = opts.workspace if opts is not None and opts.workspace is not None else workspace
-    settings, warnings = settings_for(
-        bool(getattr(opts, "openclaw", False)),
-        getattr(opts, "agent", None),
-        chosen,
-        getattr(opts, "config", None),
-        getattr(opts, "state_dir", None),
-        getattr(opts, "db", None),
-    )
-    for warning in warnings:
-        sys.stderr.write(f"warning: {warning}\n")
-    return settings
-
-
 def _with_store(ctx: typer.Context, body: Callable[[Any], None]) -> None:
     from mdrecall.facts.store import FactStore, require_lancedb
 
     try:
         require_lancedb()
-        with FactStore(_settings(ctx)) as store:
+        with FactStore(settings_from(ctx)) as store:
             body(store)
     except MdrecallError as err:
-        _fail(str(err))
+        fail(str(err))
 
 
 def _show_fact(fact: dict[str, Any], score: float | None = None) -> None:
@@ -91,7 +63,7 @@ def facts_store(
     def body(store: Any) -> None:
         result = store.store(text, importance=importance, category=category)
         if as_json:
-            _print_json(result.to_dict())
+            print_json(result.to_dict())
         else:
             sys.stdout.write(result.message + "\n")
 
@@ -110,7 +82,7 @@ def facts_recall(
     def body(store: Any) -> None:
         hits = store.recall(query, limit=limit)
         if as_json:
-            _print_json([h.to_dict() for h in hits])
+            print_json([h.to_dict() for h in hits])
             return
         if not hits:
             sys.stdout.write(f"no memories match {query!r}\n")
@@ -129,12 +101,12 @@ def facts_forget(
 ) -> None:
     """Delete a memory (and its line in memory/facts.md); a query matching several deletes nothing."""
     if not fact_id and not query:
-        _fail("give a memory id or --query TEXT")
+        fail("give a memory id or --query TEXT")
 
     def body(store: Any) -> None:
         result = store.forget(fact_id, query)
         if as_json:
-            _print_json(result.to_dict())
+            print_json(result.to_dict())
             return
         sys.stdout.write(result.message + "\n")
         for hit in result.candidates:
@@ -154,7 +126,7 @@ def facts_list(
     def body(store: Any) -> None:
         facts = store.list(category)
         if as_json:
-            _print_json([f.to_dict() for f in facts])
+            print_json([f.to_dict() for f in facts])
             return
         for fact in facts:
             _show_fact(fact.to_dict())
@@ -170,7 +142,7 @@ def facts_stats(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"
     def body(store: Any) -> None:
         stats = store.stats()
         if as_json:
-            _print_json(stats)
+            print_json(stats)
             return
         cats = ", ".join(f"{k} {v}" for k, v in stats["byCategory"].items())
         sys.stdout.write(
@@ -226,12 +198,12 @@ def _install_base(ctx: typer.Context) -> tuple[list[str], str]:
 
     opts = ctx.obj
     if getattr(opts, "openclaw", False) or getattr(opts, "db", None) is not None:
-        _fail("install records --workspace, --agent and --state-dir; it does not take --openclaw or --db")
+        fail("install records --workspace, --agent and --state-dir; it does not take --openclaw or --db")
     state = resolve_state_dir(opts.state_dir)
     if opts.workspace is not None:
         workspace = Path(opts.workspace).expanduser().resolve()
         if not workspace.is_dir():
-            _fail(f"workspace not found: {workspace}")
+            fail(f"workspace not found: {workspace}")
         why = "--workspace"
     else:
         workspace = default_memory_home(state)
@@ -273,7 +245,7 @@ def install_claude_code(
 
     base, why = _install_base(ctx)
     if project is not None and not project.expanduser().is_dir():
-        _fail(f"project folder not found: {project}")
+        fail(f"project folder not found: {project}")
     try:
         written = install(
             base,
@@ -283,7 +255,7 @@ def install_claude_code(
             mcp_file=mcp_file.expanduser() if mcp_file else None,
         )
     except MdrecallError as err:
-        _fail(str(err))
+        fail(str(err))
         return
     _report_install(written, base, why)
 
@@ -298,7 +270,7 @@ def install_codex(ctx: typer.Context) -> None:
     try:
         written = install(base, Path.home())
     except MdrecallError as err:
-        _fail(str(err))
+        fail(str(err))
         return
     _report_install(written, base, why)
     sys.stdout.write("note: Codex asks you to review new hooks before they run (/hooks in the Codex TUI)\n")
@@ -313,15 +285,15 @@ def serve(ctx: typer.Context) -> None:
     from mdrecall.agents.serve import MAX_SOCKET_PATH, WarmServer, serves_cli_identity, usable_socket_path
 
     try:
-        server = WarmServer(_settings(ctx))
+        server = WarmServer(settings_from(ctx))
         if not serves_cli_identity(server.settings):
-            _fail("serve answers hooks and searches named by --workspace/--agent/--state-dir/--config: drop --db")
+            fail("serve answers hooks and searches named by --workspace/--agent/--state-dir/--config: drop --db")
         if not usable_socket_path(server.path):
-            _fail(f"the socket path {server.path} is longer than {MAX_SOCKET_PATH} bytes: use a shorter --state-dir")
+            fail(f"the socket path {server.path} is longer than {MAX_SOCKET_PATH} bytes: use a shorter --state-dir")
         if not server.start():
-            _fail(f"another process already serves this workspace at {server.path}")
+            fail(f"another process already serves this workspace at {server.path}")
     except MdrecallError as err:
-        _fail(str(err))
+        fail(str(err))
         return
     sys.stderr.write(f"mdrecall: serving {server.settings.workspace} at {server.path} (Ctrl-C to stop)\n")
     try:
