@@ -172,7 +172,7 @@ def hook(
 
     Without --workspace: the agent's folder when it holds memory files, else the default memory home
     (<state dir>/workspace). A running warm server (`mdrecall serve`, or the MCP server) answers when it can."""
-    from mdrecall.agents.hooks import run_hook_process
+    from mdrecall.agents.hook_process import run_hook_process
 
     opts = ctx.obj
     code = run_hook_process(

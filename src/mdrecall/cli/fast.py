@@ -91,7 +91,7 @@ def _state_dir(opts: dict[str, str]) -> Path:
 
 
 def _hook(opts: dict[str, str], event: str) -> int:
-    from mdrecall.agents.hooks import run_hook_process
+    from mdrecall.agents.hook_process import run_hook_process
 
     return run_hook_process(
         event,
