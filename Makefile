@@ -76,4 +76,4 @@ bench: install
 	$(PY) bench/peers.py --out bench/results/peers.json
 
 clean:
-	rm -rf $(VENV) $(DEMO_STATE) $(QMD_REAL) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_STATE) $(QMD_REAL) $(AGENTS_REAL) .pytest_cache .ruff_cache
