@@ -38,12 +38,12 @@ def _cli(args: list[str], stdin: str = "", state: Path | None = None) -> _Run:
 
 
 def test_hook_runs_as_a_real_process(tmp_path: Path) -> None:
-    """One true subprocess: what Claude Code runs (`python -m mdrecall.cli.app hook <event>`, payload on stdin)."""
+    """One true subprocess: what Claude Code runs (`python -m mdrecall.cli hook <event>`, payload on stdin)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "mdrecall.toml").write_text('provider = "none"\n')
     payload = json.dumps(_payload("SessionEnd.json", ws, tmp_path / "missing.jsonl"))
-    command = [sys.executable, "-m", "mdrecall.cli.app", "--state-dir", str(tmp_path / "state"), "hook", "SessionEnd"]
+    command = [sys.executable, "-m", "mdrecall.cli", "--state-dir", str(tmp_path / "state"), "hook", "SessionEnd"]
     done = subprocess.run(command, input=payload, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert len(list((ws / "memory").glob("*.md"))) == 1

@@ -29,15 +29,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mdrecall.errors import MdrecallError
+from mdrecall.locks import file_lock
 
 if TYPE_CHECKING:
     from mdrecall.config.settings import Settings
     from mdrecall.facts.store import FactStore
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
 _ALIASES = {e.lower(): e for e in EVENTS} | {
@@ -146,11 +142,7 @@ class HookState:
 
     @contextlib.contextmanager
     def session(self, session_id: str) -> Iterator[dict[str, Any]]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+        with file_lock(self.path.with_suffix(".lock")):
             data = self._read()
             sessions = data.setdefault("sessions", {})
             entry = sessions.setdefault(session_id or "default", {})
@@ -163,10 +155,6 @@ class HookState:
             entry["updatedAt"] = int(time.time() * 1000)
             self._prune(sessions)
             self._write(data)
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
     def read(self) -> dict[str, Any]:
         return self._read()

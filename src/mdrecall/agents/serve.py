@@ -407,8 +407,8 @@ class WarmServer:
 
     def _search(self, request: dict[str, Any]) -> dict[str, Any]:
         """`mdrecall search` as the CLI answers it: a stale index is synced first (a failed sync leaves the
-        last index to answer), overlapping hits merged, each result's lines widened to whole lines."""
-        from mdrecall.agents.tools import merge_overlapping, no_memory_files_message
+        last index to answer), each result's lines widened to whole lines."""
+        from mdrecall.agents.tools import no_memory_files_message
         from mdrecall.errors import IndexWriteError
 
         index = self.index
@@ -424,7 +424,7 @@ class WarmServer:
         response = index.search(
             str(request.get("query") or ""), max_results=request.get("maxResults"), min_score=request.get("minScore")
         )
-        results = merge_overlapping(response.results, index)
+        results = response.results
         return {
             "ok": True,
             "results": [r.to_dict() for r in results],
