@@ -52,10 +52,11 @@ def one_notice(stderr: str, *keys: str) -> str:
 
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A request to a public API (an ignored base URL falls back to it) fails at once on a closed local port."""
-    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+    """A request to a public https API (an ignored base URL falls back to it) fails at once: its proxy is a
+    closed local port. The local test servers speak plain http and are reached directly."""
+    for name in ("HTTPS_PROXY", "https_proxy"):
         monkeypatch.setenv(name, "http://127.0.0.1:9")
-    for name in ("NO_PROXY", "no_proxy"):
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
 
 

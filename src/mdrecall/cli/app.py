@@ -24,6 +24,7 @@ from mdrecall.agents.tools import merge_overlapping, no_memory_files_message
 from mdrecall.backends import MemoryBackend, open_backend
 from mdrecall.cli.facts import register as register_fact_commands
 from mdrecall.cli.migrate import register as register_migrate_command
+from mdrecall.cli.trust import register as register_trust_command
 from mdrecall.config.settings import Settings
 from mdrecall.errors import IndexWriteError, MdrecallError, describe_os_error
 from mdrecall.indexing.sync import SyncReport
@@ -622,6 +623,7 @@ def mcp(
 
 register_fact_commands(app)  # facts, hook, install: see cli_facts.py
 register_migrate_command(app)  # migrate --to postgres: see cli_migrate.py
+register_trust_command(app)  # trust: see cli/trust.py
 
 
 def main() -> None:

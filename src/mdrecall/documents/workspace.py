@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from mdrecall.errors import ConfigError, PathRefusedError
+from mdrecall.config.settings import resolve_extra_path
 
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"
@@ -188,13 +189,6 @@ def _candidates(
             yield from _walk_markdown(target, skipped)
         elif _is_markdown(target.name):
             yield str(target), None
-
-
-def resolve_extra_path(workspace: Path, extra: str) -> Path:
-    """An extra path as configured (absolute, ~, or workspace-relative), normalised without resolving links."""
-    raw = Path(os.path.expanduser(extra))
-    joined = raw if raw.is_absolute() else workspace / raw
-    return Path(os.path.normpath(joined))
 
 
 def list_memory_files(
