@@ -147,6 +147,8 @@ def test_install_creates_a_new_settings_file_user_only(tmp_path: Path, loose_uma
     settings_file = tmp_path / "new" / "settings.json"
     mcp_file = tmp_path / "proj" / ".mcp.json"
     mcp_file.parent.mkdir()
-    done = cli(tmp_path / "state", "install", "claude-code", "--settings", str(settings_file), "--mcp-file", str(mcp_file))
+    done = cli(
+        tmp_path / "state", "install", "claude-code", "--settings", str(settings_file), "--mcp-file", str(mcp_file)
+    )
     assert done.exit_code == 0, done.stderr
     assert mode(settings_file) == 0o600 and mode(mcp_file) == 0o600

@@ -309,7 +309,9 @@ def test_rerank_env_key_goes_only_to_its_own_host(monkeypatch: pytest.MonkeyPatc
     assert resolve_api_key(RerankConfig.model_validate({"enabled": True})) == "c-key"
     elsewhere = RerankConfig.model_validate({"enabled": True, "baseUrl": "http://127.0.0.1:9"})
     assert resolve_api_key(elsewhere) is None
-    named = RerankConfig.model_validate({"enabled": True, "baseUrl": "http://127.0.0.1:9", "apiKeyEnv": "COHERE_API_KEY"})
+    named = RerankConfig.model_validate(
+        {"enabled": True, "baseUrl": "http://127.0.0.1:9", "apiKeyEnv": "COHERE_API_KEY"}
+    )
     assert resolve_api_key(named) == "c-key"
 
 

@@ -10,17 +10,13 @@ and always apply.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from mdrecall.errors import ConfigError
 from mdrecall.files import make_private_dirs, write_atomic
 
 TRUST_FILE_NAME = "trusted-configs.json"
@@ -146,8 +142,7 @@ def _inside(path: str | os.PathLike[str], folder: Path) -> bool:
 
 def restrict_untrusted(config: Any, workspace: Path, state_dir: Path) -> tuple[Any, list[str]]:
     """A copy of a folder's config with every key that needs trust back at its default, and their names."""
-    from mdrecall.config.settings import MemoryConfig
-    from mdrecall.config.settings import resolve_extra_path
+    from mdrecall.config.settings import MemoryConfig, resolve_extra_path
 
     default = MemoryConfig()
     safe = config.model_copy(deep=True)

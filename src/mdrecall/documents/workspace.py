@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from mdrecall.errors import ConfigError, PathRefusedError
 from mdrecall.config.settings import resolve_extra_path
+from mdrecall.errors import ConfigError, PathRefusedError
 
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"
