@@ -54,7 +54,7 @@ def create_private(path: str | os.PathLike[str], data: bytes, mode: int = PRIVAT
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode)
     try:
         os.fchmod(fd, mode)
-        _write_all(fd, data)
+        write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -72,7 +72,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, mode: int | None = N
     try:
         try:
             os.fchmod(fd, keep)
-            _write_all(fd, data)
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -106,7 +106,7 @@ def make_tree_private(root: str | os.PathLike[str]) -> None:
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]

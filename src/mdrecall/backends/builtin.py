@@ -34,6 +34,7 @@ from mdrecall.errors import (
     WorkspaceError,
     describe_os_error,
 )
+from mdrecall.files import make_private_dirs, open_private
 from mdrecall.indexing.sync import (
     MEMORY_SOURCE,
     SESSIONS_SOURCE,
@@ -265,7 +266,7 @@ class MemoryIndex:
         if fcntl is None:
             yield
             return
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(self.db_path.parent)
         with self._lock_file() as handle:
             deadline = time.monotonic() + LOCK_WAIT_SECONDS
             while True:
@@ -284,7 +285,7 @@ class MemoryIndex:
     @contextlib.contextmanager
     def _lock_file(self) -> Iterator[int]:
         """`{db}.lock`, opened without following a symlink."""
-        fd = os.open(f"{self.db_path}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        fd = open_private(f"{self.db_path}.lock")
         try:
             yield fd
         finally:

@@ -38,6 +38,7 @@ except ImportError:  # pragma: no cover
 from mdrecall.config.settings import QmdConfig, QmdScopeConfig, parse_duration_ms
 from mdrecall.documents.sessions import list_session_files, parse_transcript
 from mdrecall.errors import MdrecallError, PathRefusedError
+from mdrecall.files import make_private_dirs, open_private, write_atomic
 from mdrecall.retrieval.ranking import citations_enabled
 from mdrecall.retrieval.search import SearchResponse, SearchResult, finish_results
 
@@ -217,13 +218,11 @@ class QmdBackend:
         """Rewrite the collections into qmd's `index.yml` (JSON is valid YAML); untouched when unchanged."""
         doc = {"collections": {c.name: {"path": str(c.root), "pattern": c.pattern} for c in self.collections()}}
         text = json.dumps(doc, indent=2) + "\n"
-        self.index_yml.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(self.index_yml.parent)
         with contextlib.suppress(FileNotFoundError):
             if self.index_yml.read_text(encoding="utf-8") == text:
                 return
-        tmp = self.index_yml.with_suffix(".yml.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, self.index_yml)
+        write_atomic(self.index_yml, text.encode("utf-8"))
 
     # -- running qmd -------------------------------------------------------------------------------
 
@@ -235,7 +234,7 @@ class QmdBackend:
     def run(self, args: list[str], timeout_ms: int) -> str:
         """Run `qmd <args>` in its own home; stdout on success, else QmdError (missing, exit code, timeout)."""
         command = shlex.split(self.cfg.command) or ["qmd"]
-        self.home.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(self.home)
         with self._proc_lock:  # close() must see every process it has to stop
             if self._closed:
                 raise QmdError("qmd backend closed")
@@ -280,10 +279,8 @@ class QmdBackend:
             return {}
 
     def _save_state(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        tmp = self.home / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(self._state, indent=2), encoding="utf-8")
-        os.replace(tmp, self.home / STATE_FILE)
+        make_private_dirs(self.home)
+        write_atomic(self.home / STATE_FILE, json.dumps(self._state, indent=2).encode("utf-8"))
 
     def _record(self, key: str, started: float, error: str | None) -> None:
         entry = {"at": int(time.time() * 1000), "ok": error is None, "ms": round((time.monotonic() - started) * 1000)}
@@ -327,8 +324,8 @@ class QmdBackend:
         if fcntl is None:  # pragma: no cover - platforms without fcntl: the thread lock still applies
             yield True
             return
-        self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.home / "update.lock", "a+") as handle:
+        make_private_dirs(self.home)
+        with open(open_private(self.home / "update.lock"), "a+") as handle:
             deadline = time.monotonic() + self.cfg.update.update_timeout_ms / 1000
             while True:
                 try:
@@ -418,7 +415,7 @@ class QmdBackend:
         Only files this exporter wrote (listed in its manifest) are ever replaced or deleted.
         """
         out_dir = self.sessions_dir
-        out_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(out_dir)
         manifest_path = self.home / SESSIONS_MANIFEST
         try:
             owned = set(json.loads(manifest_path.read_text(encoding="utf-8")))
@@ -443,9 +440,7 @@ class QmdBackend:
             if target.exists() and name not in owned:
                 continue  # never overwrite a file we did not write
             if not target.exists() or target.read_text(encoding="utf-8", errors="replace") != text:
-                tmp = out_dir / (name + ".tmp")
-                tmp.write_text(text, encoding="utf-8")
-                os.replace(tmp, target)
+                write_atomic(target, text.encode("utf-8"))
                 written += 1
             owned.add(name)
         for name in sorted(owned - set(wanted)):
@@ -453,7 +448,7 @@ class QmdBackend:
                 (out_dir / name).unlink()
                 removed += 1
             owned.discard(name)
-        manifest_path.write_text(json.dumps(sorted(owned)), encoding="utf-8")
+        write_atomic(manifest_path, json.dumps(sorted(owned)).encode("utf-8"))
         return {"exported": len(wanted), "written": written, "removed": removed}
 
     # -- search ------------------------------------------------------------------------------------

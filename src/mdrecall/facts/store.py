@@ -34,6 +34,7 @@ import numpy as np
 from mdrecall.config.settings import FactsConfig, Settings
 from mdrecall.documents.writer import append_entry
 from mdrecall.errors import MdrecallError
+from mdrecall.files import make_private_dirs, make_tree_private, open_private, write_atomic
 
 try:
     import fcntl
@@ -239,10 +240,7 @@ class FactsFile:
             skip_blank = False
             kept.append(raw)
         if removed:
-            text = "".join(kept)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_atomic(self.path, "".join(kept).encode("utf-8"))  # keeps the file's mode
         return removed
 
 
@@ -342,19 +340,20 @@ class FactStore:
     def _connect(self) -> Any:
         if self._db is None:
             lancedb = require_lancedb()
-            self.dir.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.dir)
             self._db = lancedb.connect(str(self.dir / "lance"))
         return self._db
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        make_private_dirs(self.dir)
+        fd = open_private(self.dir / "lock")
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
+            make_tree_private(self.dir)  # LanceDB writes its files with the umask's mode
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
@@ -381,9 +380,7 @@ class FactStore:
     def _write_meta(self) -> None:
         digest = self.file.digest()
         meta = {**self._expected_meta(), "fileSha256": digest, "updatedAt": int(time.time() * 1000)}
-        tmp = self._meta_path().with_suffix(".tmp")
-        tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
-        os.replace(tmp, self._meta_path())
+        write_atomic(self._meta_path(), json.dumps(meta, indent=2).encode("utf-8"))
         self._checked_digest = digest
 
     def _stale_reason(self) -> str | None:
