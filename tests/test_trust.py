@@ -88,6 +88,8 @@ def test_untrusted_qmd_command_does_not_run_on_search(tmp_path: Path) -> None:
     assert not marker.exists()
     one_notice(done.stderr, "qmd.command")
     assert "Traceback" not in done.stderr
+    status = cli(tmp_path / "state", "--workspace", str(ws), "status", "--json")
+    assert json.loads(status.stdout)["untrustedKeys"] == ["qmd.command"] and not marker.exists()
 
 
 def test_untrusted_qmd_command_does_not_run_from_a_hook_payload_cwd(tmp_path: Path) -> None:

@@ -462,6 +462,7 @@ def _verbose_rows(status: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [
         ("agent", status.get("agentId", "-")),
         ("config", status.get("configPath") or "(defaults)"),
+        ("not trusted", ", ".join(status.get("untrustedKeys") or []) or "-"),
         ("extra paths", ", ".join(status.get("extraPaths") or []) or "-"),
         ("sessions dir", status.get("sessionsDir") or "-"),
         ("max results", str(query["maxResults"])),
@@ -513,6 +514,7 @@ def status(
         info = idx.status(deep=deep)
         info["agentId"] = idx.settings.agent_id
         info["configPath"] = str(idx.settings.config_path) if idx.settings.config_path else None
+        info["untrustedKeys"] = list(idx.settings.untrusted_keys)  # ignored until `mdrecall trust`
         sessions_on = "sessions" in idx.config.sources
         info["sessionsDir"] = str(idx.settings.sessions_dir) if sessions_on else None
         dirty_files = getattr(idx, "dirty_files", None)

@@ -69,8 +69,8 @@ def trust(
     except MdrecallError as err:
         _fail(str(err))
         return
-    what = f"its {', '.join(keys)} now take effect" if keys else "it sets no key that needs trust"
-    _out(entry, as_json, f"trusted {config_file} (sha256 {entry['sha256'][:12]}): {what} until it changes")
+    what = f"now allowed: {', '.join(keys)}" if keys else "it sets no key that needs trust"
+    _out(entry, as_json, f"trusted {config_file} as it is now (sha256 {entry['sha256'][:12]}); {what}")
 
 
 def _out(value: Any, as_json: bool, text: str) -> None:

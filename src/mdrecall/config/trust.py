@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -174,5 +175,5 @@ def untrusted_notice(config_path: Path, status: TrustStatus, keys: list[str]) ->
     why = "changed since it was trusted, so it is not trusted" if status == "changed" else "is not trusted"
     return (
         f"{config_path} {why}: ignoring {', '.join(keys)} (keys that run programs, send keys or text elsewhere "
-        f"or reach outside the folder); run `mdrecall trust` in {config_path.parent} to allow them"
+        f"or reach outside the folder); run `mdrecall trust {shlex.quote(str(config_path.parent))}` to allow them"
     )
