@@ -2,6 +2,8 @@
 
 Folders and files that already exist keep their mode (a user's own folder is never changed); a file mdrecall
 rewrites keeps the mode it had.
+
+A base module like `errors`: imports nothing of mdrecall, so every package (config included) may use it.
 """
 
 from __future__ import annotations
