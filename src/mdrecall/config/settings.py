@@ -533,13 +533,6 @@ def read_config_file(path: Path) -> tuple[MemoryConfig, bytes]:
     return parse_config(data, str(path)), raw
 
 
-def resolve_extra_path(workspace: Path, extra: str) -> Path:
-    """An extra path as configured (absolute, ~, or workspace-relative), normalised without resolving links."""
-    raw = Path(os.path.expanduser(extra))
-    joined = raw if raw.is_absolute() else workspace / raw
-    return Path(os.path.normpath(joined))
-
-
 def resolve_state_dir(explicit: str | os.PathLike[str] | None) -> Path:
     """`--state-dir`, else $MDRECALL_STATE_DIR, else ~/.mdrecall."""
     if explicit:

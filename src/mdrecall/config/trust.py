@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from mdrecall.config.paths import resolve_extra_path
 from mdrecall.files import make_private_dirs, write_atomic
 
 TRUST_FILE_NAME = "trusted-configs.json"
@@ -143,9 +144,7 @@ def _inside(path: str | os.PathLike[str], folder: Path) -> bool:
 
 def restrict_untrusted(config: Any, workspace: Path, state_dir: Path) -> tuple[Any, list[str]]:
     """A copy of a folder's config with every key that needs trust back at its default, and their names."""
-    from mdrecall.config.settings import MemoryConfig, resolve_extra_path
-
-    default = MemoryConfig()
+    default = type(config)()
     safe = config.model_copy(deep=True)
     ignored: list[str] = []
     for name, path in NEEDS_TRUST:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from mdrecall.config.settings import resolve_extra_path
+from mdrecall.config.paths import resolve_extra_path
 from mdrecall.errors import ConfigError, PathRefusedError
 
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
@@ -329,3 +329,9 @@ def resolve_memory_path(workspace: Path, rel_path: str, extra_paths: list[str] |
     if _has_symlink_component(abs_path, _link_root(abs_path, workspace, extras)):
         raise PathRefusedError(f"path refused: symlinks are not followed: {raw}")
     return abs_path
+
+
+MEMORY_SOURCE = "memory"
+
+
+SESSIONS_SOURCE = "sessions"
