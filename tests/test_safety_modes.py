@@ -53,8 +53,9 @@ def test_state_dir_and_index_files_are_user_only(tmp_path: Path, loose_umask: No
     (ws / "memory" / "notes.md").write_text("# Notes\n\nThe gateway runs on the Mac Studio.\n")
     (ws / "mdrecall.toml").write_text('provider = "none"\n')
     state = tmp_path / "state"
-    done = cli(state, "--workspace", str(ws), "index")
-    assert done.exit_code == 0, done.stderr
+    for args in (["index"], ["index", "--force"]):  # the first build, then a full rebuild through a temp index
+        done = cli(state, "--workspace", str(ws), *args)
+        assert done.exit_code == 0, done.stderr
     done = cli(state, "--workspace", str(ws), "search", "gateway")
     assert done.exit_code == 0 and "Mac Studio" in done.stdout
     index_files = list((state / "memory").iterdir())

@@ -159,6 +159,8 @@ def test_trust_file_is_user_only_and_errors_are_one_line(tmp_path: Path) -> None
     assert refused.code == 1 and len(refused.stderr.strip().splitlines()) == 1 and "mdrecall.toml" in refused.stderr
     not_trusted = cli(state, "--workspace", str(empty), "trust", "--revoke")
     assert not_trusted.code == 1 and len(not_trusted.stderr.strip().splitlines()) == 1
+    blocked = cli(ws / "mdrecall.toml" / "state", "--workspace", str(ws), "trust")  # a state dir under a file
+    assert blocked.code == 1 and len(blocked.stderr.strip().splitlines()) == 1 and "Traceback" not in blocked.stderr
 
 
 # -- which keys are kept, which ignored ---------------------------------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 import typer
 
+from mdrecall.cli.common import GlobalOptions, fail, print_json
 from mdrecall.config.settings import CONFIG_FILENAME, read_config_file, resolve_state_dir
 from mdrecall.config.trust import (
     config_digest,
@@ -18,6 +18,7 @@ from mdrecall.config.trust import (
     record_trust,
     restrict_untrusted,
     revoke_trust,
+    trust_file,
 )
 from mdrecall.errors import MdrecallError
 
@@ -26,15 +27,10 @@ def register(app: typer.Typer) -> None:
     app.command("trust")(trust)
 
 
-def _fail(message: str) -> None:
-    sys.stderr.write(f"error: {' '.join(message.split())}\n")
-    raise typer.Exit(code=1)
-
-
 def _config_file(ctx: typer.Context, path: Path | None) -> Path:
     """PATH (a folder or its config file), else the workspace (--workspace or the current folder)."""
-    opts = ctx.obj
-    chosen = path if path is not None else getattr(opts, "workspace", None)
+    opts = ctx.obj if isinstance(ctx.obj, GlobalOptions) else GlobalOptions()
+    chosen = path if path is not None else opts.workspace
     target = Path(chosen if chosen is not None else os.getcwd()).expanduser()
     if target.is_dir():
         target = target / CONFIG_FILENAME
@@ -50,36 +46,42 @@ def trust(
 ) -> None:
     """Trust a folder's mdrecall.toml: its keys that run programs, send keys or text elsewhere or reach outside
     the folder take effect (until the file changes). Records the file's sha256 in the state dir."""
+    state = resolve_state_dir(ctx.obj.state_dir if isinstance(ctx.obj, GlobalOptions) else None)
     try:
-        state = resolve_state_dir(getattr(ctx.obj, "state_dir", None))
         if list_:
             _show_list(list_trust(state), as_json)
             return
         config_file = _config_file(ctx, path)
         if revoke:
             if not revoke_trust(state, config_file):
-                _fail(f"{config_file} is not trusted")
+                fail(f"{config_file} is not trusted")
             _out({"path": str(config_file), "revoked": True}, as_json, f"no longer trusted: {config_file}")
             return
         if not config_file.is_file():
-            _fail(f"no {config_file.name} to trust: {config_file}")
+            fail(f"no {config_file.name} to trust: {config_file}")
         config, raw = read_config_file(config_file)
         _, keys = restrict_untrusted(config, config_file.parent, state)
         entry = {**record_trust(state, config_file, config_digest(raw)), "keys": keys}
     except MdrecallError as err:
-        _fail(str(err))
+        fail(str(err))
+        return
+    except OSError as err:  # the state dir cannot be written (read-only, full, not a folder)
+        fail(f"cannot record trust in {trust_file(state)}: {err.strerror or err}")
         return
     what = f"now allowed: {', '.join(keys)}" if keys else "it sets no key that needs trust"
     _out(entry, as_json, f"trusted {config_file} as it is now (sha256 {entry['sha256'][:12]}); {what}")
 
 
 def _out(value: Any, as_json: bool, text: str) -> None:
-    sys.stdout.write((json.dumps(value, indent=2) if as_json else text) + "\n")
+    if as_json:
+        print_json(value)
+    else:
+        sys.stdout.write(text + "\n")
 
 
 def _show_list(entries: list[dict[str, Any]], as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(entries, indent=2) + "\n")
+        print_json(entries)
         return
     if not entries:
         sys.stdout.write("no trusted folders\n")
