@@ -174,6 +174,7 @@ def test_harmless_keys_are_kept_and_every_dangerous_key_is_named(tmp_path: Path,
         f"""
 provider = "openai"
 extraPaths = ["docs", "{outside}"]
+redactMemory = false
 [query]
 maxResults = 3
 [remote]
@@ -209,7 +210,7 @@ exportDir = "/tmp/transcripts"
     assert cfg.store.vector.extension_path is None and cfg.store.postgres.dsn is None
     assert cfg.query.rerank.base_url is None and cfg.query.rerank.api_key_env is None
     assert cfg.facts.llm.base_url is None and cfg.qmd.command == default.qmd.command
-    assert cfg.qmd.sessions.export_dir is None
+    assert cfg.qmd.sessions.export_dir is None and cfg.redact_memory is True
     ignored = settings.untrusted_keys
     for key in (
         "extraPaths",
@@ -223,6 +224,7 @@ exportDir = "/tmp/transcripts"
         "facts.llm.baseUrl",
         "qmd.command",
         "qmd.sessions.exportDir",
+        "redactMemory",
     ):
         assert key in ignored, key
     assert "query.maxResults" not in ignored and "provider" not in ignored

@@ -122,6 +122,7 @@ NEEDS_TRUST: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("store.postgres.dsn", ("store", "postgres", "dsn")),  # sends notes (and credentials) to that server
     ("store.postgres.dsnEnv", ("store", "postgres", "dsn_env")),
     ("store.postgres.workspaceKey", ("store", "postgres", "workspace_key")),  # another workspace's rows
+    ("redactMemory", ("redact_memory",)),  # false would index (and return) secrets unmasked
 )
 
 
