@@ -12,7 +12,7 @@ PKG = SRC / "mdrecall"
 # `errors` and the package's own `__init__` are importable from everywhere; `files` (user-only files) from every layer.
 LAYERS: dict[str, set[str]] = {
     "errors": set(),
-    "locks": {"errors"},
+    "locks": {"errors", "files"},
     "files": {"errors"},
     "text": {"errors"},
     "config": {"errors", "text", "locks", "files"},

@@ -33,12 +33,8 @@ from mdrecall.agents.flush import FlushSettings, should_flush
 from mdrecall.config.settings import Settings
 from mdrecall.errors import MdrecallError
 from mdrecall.facts.store import FactStore, format_memories, store_dir
-from mdrecall.files import create_private, make_private_dirs, open_private, write_atomic
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+from mdrecall.files import create_private, make_private_dirs, write_atomic
+from mdrecall.locks import file_lock
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
 _ALIASES = {e.lower(): e for e in EVENTS} | {
@@ -144,11 +140,7 @@ class HookState:
 
     @contextlib.contextmanager
     def session(self, session_id: str) -> Iterator[dict[str, Any]]:
-        make_private_dirs(self.path.parent)
-        fd = open_private(self.path.with_suffix(".lock"))
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+        with file_lock(self.path.with_suffix(".lock")):
             data = self._read()
             sessions = data.setdefault("sessions", {})
             entry = sessions.setdefault(session_id or "default", {})
@@ -161,10 +153,6 @@ class HookState:
             entry["updatedAt"] = int(time.time() * 1000)
             self._prune(sessions)
             self._write(data)
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
     def read(self) -> dict[str, Any]:
         return self._read()

@@ -43,12 +43,8 @@ from mdrecall.facts.model import (
     normalize_category,
     strip_injected,
 )
-from mdrecall.files import make_private_dirs, make_tree_private, open_private, write_atomic
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX
-    fcntl = None  # type: ignore[assignment]
+from mdrecall.files import make_private_dirs, make_tree_private, write_atomic
+from mdrecall.locks import file_lock
 
 # Forgetting by query deletes only a clear match: score >= FORGET_MIN_SCORE and FORGET_MARGIN ahead of the
 # runner-up; otherwise the candidates come back and the caller must name the id.
@@ -292,17 +288,11 @@ class FactStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        make_private_dirs(self.dir)
-        fd = open_private(self.dir / "lock")
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            make_tree_private(self.dir)  # LanceDB writes its files with the umask's mode
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+        with file_lock(self.dir / "lock"):
+            try:
+                yield
+            finally:
+                make_tree_private(self.dir)  # LanceDB writes its files with the umask's mode
 
     def _meta_path(self) -> Path:
         return self.dir / "meta.json"
