@@ -367,3 +367,21 @@ def test_trust_list_shows_missing_files(tmp_path: Path) -> None:
     assert [e["status"] for e in listed] == ["missing"]
     table = cli(state, "trust", "--list")
     assert table.code == 0 and "missing" in table.stdout
+
+
+def test_trusting_many_folders_at_once_keeps_every_one(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mdrecall.config.trust import config_digest, list_trust, record_trust
+
+    state = tmp_path / "state"
+    files = []
+    for n in range(8):
+        folder = tmp_path / f"f{n}"
+        folder.mkdir()
+        (folder / "mdrecall.toml").write_text(f'[qmd]\ncommand = "qmd-{n}"\n')
+        files.append(folder / "mdrecall.toml")
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda p: record_trust(state, p, config_digest(p.read_bytes())), files))
+    assert sorted(e["path"] for e in list_trust(state)) == sorted(str(p) for p in files)
+    assert {e["status"] for e in list_trust(state)} == {"trusted"}

@@ -10,16 +10,19 @@ and always apply.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shlex
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from mdrecall.config.paths import resolve_extra_path
 from mdrecall.files import make_private_dirs, write_atomic
+from mdrecall.locks import file_lock
 
 TRUST_FILE_NAME = "trusted-configs.json"
 TrustStatus = Literal["trusted", "changed", "untrusted", "missing"]
@@ -53,7 +56,6 @@ def _read_entries(state_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def _write_entries(state_dir: Path, entries: dict[str, dict[str, Any]]) -> None:
-    make_private_dirs(state_dir)
     body = json.dumps({"version": 1, "trusted": entries}, indent=2, sort_keys=True) + "\n"
     write_atomic(trust_file(state_dir), body.encode("utf-8"), mode=0o600)
 
@@ -67,21 +69,28 @@ def trust_status(state_dir: Path, path: Path, digest: str) -> TrustStatus:
 
 def record_trust(state_dir: Path, path: Path, digest: str) -> dict[str, Any]:
     key = str(config_file_key(path))
-    entries = _read_entries(state_dir)
     entry = {"sha256": digest, "trustedAt": datetime.now(UTC).isoformat(timespec="seconds")}
-    entries[key] = entry
-    _write_entries(state_dir, entries)
+    with _editing(state_dir) as entries:
+        entries[key] = entry
     return {"path": key, **entry}
 
 
 def revoke_trust(state_dir: Path, path: Path) -> bool:
     key = str(config_file_key(path))
-    entries = _read_entries(state_dir)
-    if key not in entries:
-        return False
-    del entries[key]
-    _write_entries(state_dir, entries)
-    return True
+    with _editing(state_dir) as entries:
+        return entries.pop(key, None) is not None
+
+
+@contextlib.contextmanager
+def _editing(state_dir: Path) -> Iterator[dict[str, dict[str, Any]]]:
+    """Read-modify-write of the trust file under its lock (two `mdrecall trust` at once both count)."""
+    make_private_dirs(state_dir)
+    with file_lock(state_dir / (TRUST_FILE_NAME + ".lock")):
+        entries = _read_entries(state_dir)
+        before = dict(entries)
+        yield entries
+        if entries != before:
+            _write_entries(state_dir, entries)
 
 
 def list_trust(state_dir: Path) -> list[dict[str, Any]]:
