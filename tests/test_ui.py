@@ -3,8 +3,10 @@ paths). The page itself is clicked through in a real browser by `make test-ui` (
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,18 +35,26 @@ def _settings(ws: Path, tmp_path: Path, config: dict[str, Any] | None = None) ->
     return resolve_settings(workspace=ws, state_dir=tmp_path / "state", config=parse_config(cfg))
 
 
-@pytest.fixture
-def ui(tmp_path: Path, workspace: Path):
+@contextlib.contextmanager
+def _client(tmp_path: Path, workspace: Path, config: dict[str, Any] | None = None) -> Iterator[TestClient]:
     """A client of the inspector over a builtin index (hashing vectors: fast, deterministic)."""
-    settings = _settings(workspace, tmp_path)
+    settings = _settings(workspace, tmp_path, config)
     backend = MemoryIndex(settings, ProviderResult(HashingProvider(), requested="test"))
     backend.sync()
     inspector = Inspector(settings, backend)
-    with TestClient(build_app(inspector, TOKEN, PORT), base_url=BASE) as client:
-        client.inspector = inspector  # type: ignore[attr-defined]
-        client.workspace = workspace  # type: ignore[attr-defined]
+    try:
+        with TestClient(build_app(inspector, TOKEN, PORT), base_url=BASE) as client:
+            client.inspector = inspector  # type: ignore[attr-defined]
+            client.workspace = workspace  # type: ignore[attr-defined]
+            yield client
+    finally:
+        inspector.close()
+
+
+@pytest.fixture
+def ui(tmp_path: Path, workspace: Path) -> Iterator[TestClient]:
+    with _client(tmp_path, workspace) as client:
         yield client
-    inspector.close()
 
 
 def post(client: TestClient, path: str, body: dict[str, Any], **headers: str) -> Any:
@@ -70,11 +80,13 @@ def test_the_address_token_becomes_a_strict_cookie(ui):
     cookie = first.headers["set-cookie"].lower()
     assert cookie.startswith(f"{cookie_name(PORT)}={TOKEN}".lower())
     assert "httponly" in cookie and "samesite=strict" in cookie
-    page = ui.get("/", cookies={cookie_name(PORT): TOKEN})
+    ui.cookies.set(cookie_name(PORT), TOKEN)
+    page = ui.get("/")
     assert page.status_code == 200 and f'content="{TOKEN}"' in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
-    assert ui.get("/static/app.js", cookies={cookie_name(PORT): TOKEN}).status_code == 200
-    assert ui.get("/", cookies={cookie_name(PORT): "nope"}).status_code == 401
+    assert ui.get("/static/app.js").status_code == 200
+    ui.cookies.set(cookie_name(PORT), "nope")
+    assert ui.get("/").status_code == 401
 
 
 def test_foreign_host_and_origin_are_refused(ui):
@@ -104,7 +116,8 @@ def test_writes_need_the_header_token_not_the_cookie(ui):
 def test_paths_stay_in_the_workspace(ui, tmp_path):
     write(tmp_path, "secret.md", "# Secret\n\nthe password is hunter2\n")
     (ui.workspace / "memory" / "link.md").symlink_to(tmp_path / "secret.md")
-    for path in ("../secret.md", str(tmp_path / "secret.md"), "memory/../../secret.md", "memory/link.md", "/etc/passwd"):
+    outside = ("../secret.md", str(tmp_path / "secret.md"), "memory/../../secret.md", "memory/link.md", "/etc/passwd")
+    for path in outside:
         response = ui.get("/api/file", params={"path": path}, headers=AUTH)
         assert response.status_code in (403, 404), path
         assert "hunter2" not in response.text
@@ -151,10 +164,15 @@ def test_an_empty_answer_says_so(ui):
     assert ui.get("/api/search", params={"q": "x", "n": "many"}, headers=AUTH).status_code == 400
 
 
-def test_decay_and_date_boost_are_explained(ui):
-    write(ui.workspace, "memory/2026-11-03.md", "# 2026-11-03\n\n- The gateway restart took four minutes.\n")
-    found = ui.get("/api/search", params={"q": "gateway restart on 2026-11-03"}, headers=AUTH).json()["results"]
+def test_decay_and_date_boost_are_explained(tmp_path, workspace):
+    write(workspace, "memory/2026-11-03.md", "# 2026-11-03\n\n- The gateway restart took four minutes.\n")
+    with _client(tmp_path, workspace, {"query": {"temporalDecay": {"enabled": True}}}) as ui:
+        found = ui.get(
+            "/api/search", params={"q": "gateway restart on 2026-11-03", "minScore": 0}, headers=AUTH
+        ).json()["results"]
     daily = next(r for r in found if r["path"] == "memory/2026-11-03.md")
+    evergreen = next(r for r in found if r["path"] == "memory/topics/infra.md")
+    assert {s["stage"]: s for s in evergreen["explain"]["steps"]}["decay"]["detail"] == "evergreen note: no decay"
     stages = {s["stage"]: s for s in daily["explain"]["steps"]}
     assert stages["date"]["delta"] > 0
     assert "decay" in stages and stages["decay"]["delta"] <= 0 and "days old" in stages["decay"]["detail"]
@@ -203,7 +221,8 @@ def test_facts_list_edit_and_forget_keep_facts_md_the_truth(ui):
     assert listed[kept]["source"] == "tool" and listed[edited]["source"] == "hook"
     assert listed[kept]["category"] == "preference" and listed[kept]["date"]
 
-    changed = post(ui, "/api/facts/edit", {"id": edited, "text": "The standup moved to ten.", "category": "decision"}, **AUTH)
+    change = {"id": edited, "text": "The standup moved to ten.", "category": "decision"}
+    changed = post(ui, "/api/facts/edit", change, **AUTH)
     assert changed.status_code == 200 and changed.json()["fact"]["text"] == "The standup moved to ten."
     text = facts_md.read_text()
     assert f"- [{edited}] (decision, " in text and "The standup moved to ten." in text and "nine" not in text
@@ -231,7 +250,8 @@ def test_facts_list_edit_and_forget_keep_facts_md_the_truth(ui):
 
 def test_activity_shows_what_the_hooks_captured_and_recalled(ui, tmp_path):
     transcript = tmp_path / "t.jsonl"
-    turns = [{"type": "user", "message": {"role": "user", "content": "Remember that I prefer dark mode in every editor."}}]
+    said = "Remember that I prefer dark mode in every editor."
+    turns = [{"type": "user", "message": {"role": "user", "content": said}}]
     transcript.write_text("\n".join(json.dumps(t) for t in turns) + "\n", encoding="utf-8")
     runner = HookRunner(ui.inspector.settings, ui.inspector.backend.provider_result)
     try:

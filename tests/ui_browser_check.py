@@ -48,14 +48,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
     ws, state = root / "workspace", root / "state"
     shutil.copytree(EXAMPLE, ws)
     _mdrecall("index", "--quiet", ws=ws, state=state)
-    _mdrecall("facts", "store", "Dana prefers metric units in every report.", "--category", "preference", ws=ws, state=state)
-    _mdrecall("facts", "store", "The team standup is at nine every weekday.", "--category", "fact", ws=ws, state=state)
+    for text, category in (
+        ("Dana prefers metric units in every report.", "preference"),
+        ("The team standup is at nine every weekday.", "fact"),
+    ):
+        _mdrecall("facts", "store", text, "--category", category, ws=ws, state=state)
     transcript = root / "transcript.jsonl"
     turn = {"type": "user", "message": {"role": "user", "content": "Remember that I always deploy on Tuesdays."}}
     transcript.write_text(json.dumps(turn) + "\n", encoding="utf-8")
     payload = json.dumps({"session_id": "demo-session", "transcript_path": str(transcript), "cwd": str(ws)})
     _mdrecall("hook", "Stop", ws=ws, state=state, stdin=payload)
-    command = [sys.executable, "-m", "mdrecall.cli", "--workspace", str(ws), "--state-dir", str(state), "ui", "--port", "0"]
+    command = [sys.executable, "-m", "mdrecall.cli", "--workspace", str(ws), "--state-dir", str(state)]
+    command += ["ui", "--port", "0"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = None
     deadline = time.monotonic() + 120
@@ -177,7 +181,8 @@ def test_activity_health_and_reindex(page):
     assert "builtin" in status and "files" in status
     assert "Stop" in page.inner_text("#events") and "captured" in page.inner_text("#events")
     page.click("#reindex")
-    page.wait_for_function("document.querySelector('#reindex-msg').textContent.startsWith('reindexed:')", timeout=120000)
+    done = "document.querySelector('#reindex-msg').textContent.startsWith('reindexed:')"
+    page.wait_for_function(done, timeout=120000)
     assert re.search(r"reindexed: \d+ files", page.inner_text("#reindex-msg"))
     shot(page, "health")
 

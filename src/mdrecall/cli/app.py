@@ -620,6 +620,25 @@ def mcp(
         _fail(str(exc))
 
 
+@app.command()
+def ui(
+    ctx: typer.Context,
+    port: int = typer.Option(None, "--port", help="Port on 127.0.0.1 (default 8767, or a free one if taken; 0: any)."),
+    open_browser: bool = typer.Option(False, "--open", help="Also open the page in the default browser."),
+) -> None:
+    """Inspect memory in a local web page: search with explanations, files, facts, hook activity, index health.
+
+    Serves 127.0.0.1 only and prints the address with its access token (docs/ui.md)."""
+    from mdrecall.ui.server import serve
+
+    try:
+        serve(_settings(ctx), port=port, open_browser=open_browser, announce=lambda line: _say(err, line))
+    except MdrecallError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        raise typer.Exit(code=130) from None
+
+
 register_fact_commands(app)  # facts, hook, install: see cli_facts.py
 register_migrate_command(app)  # migrate --to postgres: see cli_migrate.py
 
