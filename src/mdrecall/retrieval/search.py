@@ -543,7 +543,7 @@ def _blend_windows(
     for hit in hits:
         hit.score = scores[hit.row.id]
     if trace is not None and best is not None:
-        trace.stage("window", "best-window blend", hits, lambda h: window_detail(h, best, weight))
+        trace.stage("window", "best window", hits, lambda h: window_detail(h, best, weight))
     return sort_hits(hits)
 
 
@@ -691,7 +691,7 @@ def run_search(
     passing, relaxed = _apply_min_score(store, hits, threshold, cleaned, model, sources, candidates)
     if trace is not None:
         why = f"below minScore {threshold:g}, kept: it holds every keyword" if relaxed else f">= minScore {threshold:g}"
-        trace.stage("minScore", "minimum score", passing, lambda h: why)
+        trace.stage("minScore", "minScore", passing, lambda h: why)
     passing, rerank_notice = rerank_hits(query_cfg.rerank, cleaned, passing, identifiers)  # off by default
     if trace is not None:
         trace.stage("rerank", "reranker", passing, lambda h: f"reranked ({query_cfg.rerank.weight:g} reranker weight)")
@@ -722,5 +722,6 @@ def _start_trace(
     trace = SearchTrace(mode, query_cfg.hybrid.mode if mode == "hybrid" else None, weights)
     trace.inputs(vector, keyword, bm25_rank_to_score)
     by_coverage = mode == "keyword" and bool(hits) and not any(-r.score >= UNINFORMATIVE_BM25 for r in keyword)
-    trace.stage("fusion", fusion_label(mode, query_cfg.hybrid.mode, by_coverage), hits)
+    label = fusion_label(mode, query_cfg.hybrid.mode, by_coverage)
+    trace.stage("fusion", "fusion", hits, lambda h: label)
     return trace

@@ -62,8 +62,10 @@ function explainTable(explain) {
     row("keyword (bm25)", fmt(k.bm25), `coverage ${fmt(k.coverage, 2)} · weight ${fmt(explain.weights?.text, 2)}` + (k.note ? ` · ${k.note}` : ""));
   }
   for (const step of explain.steps || []) {
-    const cls = step.delta > 0 ? "up" : step.delta < 0 ? "down" : "";
-    row(step.label, fmt(step.score), step.delta !== undefined && step.delta !== null ? `${signed(step.delta)} ${step.detail || ""}` : step.detail || "", cls);
+    const moved = typeof step.delta === "number" && Math.abs(step.delta) >= 0.0005;
+    const cls = moved ? (step.delta > 0 ? "up" : "down") : "";
+    const effect = (moved ? signed(step.delta) + " · " : "") + (step.detail || "");
+    row(step.label, fmt(step.score), effect, cls);
   }
   return el("div", { class: "explain" },
     el("table", {}, el("thead", {}, el("tr", {}, el("th", { text: "stage" }), el("th", { text: "score" }), el("th", { text: "effect" }))),
