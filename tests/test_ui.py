@@ -343,3 +343,47 @@ def test_qmd_backend_with_its_fallback(fake_qmd, make_qmd):  # noqa: F811
             assert client.get("/api/status", headers=AUTH).json()["backend"] == "qmd"
     finally:
         inspector.close()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the commands
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_ui_command_on_a_taken_port_says_so_in_one_line(tmp_path, workspace):
+    import socket
+
+    from typer.testing import CliRunner
+
+    from mdrecall.cli.app import app
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        args = ["--workspace", str(workspace), "--state-dir", str(tmp_path / "s"), "ui", "--port", str(port)]
+        result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1
+    assert result.output.strip() == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+
+
+def test_facts_edit_command(tmp_path, workspace):
+    from typer.testing import CliRunner
+
+    from mdrecall.cli.app import app
+
+    base = ["--workspace", str(workspace), "--state-dir", str(tmp_path / "s")]
+    cfg = tmp_path / "keyword.toml"
+    cfg.write_text('provider = "none"\n', encoding="utf-8")
+    base += ["--config", str(cfg)]
+    runner = CliRunner()
+    stored = runner.invoke(app, [*base, "facts", "store", "Dana drinks tea at four.", "--json"])
+    fact_id = json.loads(stored.output)["fact"]["id"]
+    edited = runner.invoke(app, [*base, "facts", "edit", fact_id, "Dana drinks coffee at four.", "-c", "preference"])
+    assert edited.exit_code == 0 and edited.output.strip() == f"edited {fact_id} (preference)"
+    assert f"- [{fact_id}] (preference, " in (workspace / "memory/facts.md").read_text()
+    assert "coffee" in (workspace / "memory/facts.md").read_text()
+    missing = runner.invoke(app, [*base, "facts", "edit", "fmissing0000", "text"])
+    assert missing.exit_code == 1 and "not found" in missing.output
+    nothing = runner.invoke(app, [*base, "facts", "edit", fact_id])
+    assert nothing.exit_code == 1 and "give the new text" in nothing.output
