@@ -45,7 +45,7 @@ def _mdrecall(*args: str, ws: Path, state: Path, stdin: str | None = None) -> st
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
     """`mdrecall ui` on a copy of the example workspace, with two facts and one hook capture recorded."""
     root = tmp_path_factory.mktemp("ui")
-    ws, state = root / "workspace", root / "state"
+    ws, state = root / "example-workspace", root / "state"
     shutil.copytree(EXAMPLE, ws)
     _mdrecall("index", "--quiet", ws=ws, state=state)
     for text, category in (
@@ -110,7 +110,7 @@ def test_search_and_explain(page):
     assert page.evaluate("document.activeElement.id") == "q"
     page.keyboard.type("which database do we use for the vector index")
     page.keyboard.press("Enter")
-    page.wait_for_selector("#results li.result")
+    page.wait_for_selector("#results[data-query='which database do we use for the vector index'] li.result")
     first = page.locator("#results li.result").first
     assert "infrastructure.md" in first.locator("a.open-cited").inner_text() or first.locator(".snippet").inner_text()
     assert "hybrid" in page.locator("#search-meta").inner_text()
@@ -135,7 +135,7 @@ def test_an_empty_answer_says_so(page):
 def test_open_a_cited_range_in_place(page):
     page.fill("#q", "a828e60")
     page.click("#search-form button")
-    page.wait_for_selector("#results li.result")
+    page.wait_for_selector("#results[data-query=a828e60] li.result")
     link = page.locator("#results li.result a.open-cited").first
     cited = link.inner_text()
     link.click()
@@ -190,7 +190,7 @@ def test_activity_health_and_reindex(page):
 def test_readable_in_a_narrow_window(page):
     page.set_viewport_size({"width": 390, "height": 820})
     page.goto(page.url.split("#")[0] + "#search?q=vector+index+database&mode=hybrid")
-    page.wait_for_selector("#results li.result")
+    page.wait_for_selector("#results[data-query='vector index database'] li.result")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page scrolls sideways at 390 px ({width} px wide)"
     shot(page, "narrow")

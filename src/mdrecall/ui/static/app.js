@@ -75,6 +75,7 @@ function explainTable(explain) {
 function renderResults(data) {
   const list = $("#results");
   list.replaceChildren();
+  list.dataset.query = data.query;
   const bits = [`${data.results.length} result${data.results.length === 1 ? "" : "s"}`, data.mode, data.provider,
     data.model || "", `backend ${data.backend}`, `${data.ms} ms`].filter(Boolean);
   const meta = $("#search-meta");
@@ -102,6 +103,8 @@ async function runSearch(query, mode) {
   $("#q").value = query;
   $("#mode").value = mode;
   if (!query) { $("#results").replaceChildren(); $("#search-meta").textContent = ""; return; }
+  $("#results").replaceChildren();
+  delete $("#results").dataset.query;
   $("#search-meta").textContent = "searching…";
   try {
     renderResults(await api(`/api/search?${new URLSearchParams({ q: query, mode })}`));
@@ -322,7 +325,11 @@ document.addEventListener("DOMContentLoaded", async () => {
     if (event.key === "/" && !typing) { event.preventDefault(); go("search", { q: $("#q").value }); $("#q").focus(); }
   });
   window.addEventListener("hashchange", route);
-  api("/api/overview").then((o) => { $("#where").textContent = `${o.workspace} · agent ${o.agent} · ${o.backend}`; }).catch(() => {});
+  api("/api/overview").then((o) => {
+    const folder = o.workspace.split(/[\\/]/).filter(Boolean).pop() || o.workspace;
+    $("#where").textContent = `${folder} · agent ${o.agent} · ${o.backend}`;
+    $("#where").title = o.workspace;
+  }).catch(() => {});
   await route();
   if (hashParams().page === "search") $("#q").focus();
 });
