@@ -34,19 +34,25 @@ import numpy as np
 from mdrecall.config.settings import FactsConfig, Settings
 from mdrecall.documents.writer import append_entry
 from mdrecall.errors import MdrecallError
+from mdrecall.facts.model import (
+    CATEGORIES,
+    DEFAULT_IMPORTANCE,
+    Fact,
+    FactHit,
+    clean_text,
+    normalize_category,
+    strip_injected,
+)
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
-CATEGORIES = ("preference", "fact", "decision", "entity", "other")
-DEFAULT_IMPORTANCE = 0.7
 # Forgetting by query deletes only a clear match: score >= FORGET_MIN_SCORE and FORGET_MARGIN ahead of the
 # runner-up; otherwise the candidates come back and the caller must name the id.
 FORGET_MIN_SCORE = 0.5
 FORGET_MARGIN = 0.15
-MAX_FACT_CHARS = 1000
 TABLE = "facts"
 INSTALL_HINT = "the fact store needs LanceDB: pip install 'mdrecall[facts]'"
 FILE_MARKER = "<!-- mdrecall:facts"
@@ -72,69 +78,9 @@ def require_lancedb() -> Any:
     return lancedb
 
 
-@dataclass(frozen=True)
-class Fact:
-    """One memory: what OpenClaw calls a MemoryEntry (created_at in epoch milliseconds)."""
-
-    id: str
-    text: str
-    category: str = "other"
-    importance: float = DEFAULT_IMPORTANCE
-    created_at: int = 0
-
-    @property
-    def date(self) -> str:
-        return datetime.fromtimestamp(self.created_at / 1000, tz=timezone.utc).date().isoformat()
-
-    def line(self) -> str:
-        """The fact's line in facts.md."""
-        return f"- [{self.id}] ({self.category}, {self.date}, importance {self.importance:.2f}) {self.text}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "text": self.text,
-            "category": self.category,
-            "importance": round(self.importance, 3),
-            "createdAt": self.created_at,
-            "date": self.date,
-        }
-
-
-@dataclass(frozen=True)
-class FactHit:
-    fact: Fact
-    score: float
-    vector_score: float | None = None
-    text_score: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {**self.fact.to_dict(), "score": round(self.score, 4), "textScore": round(self.text_score, 4)}
-        if self.vector_score is not None:
-            out["vectorScore"] = round(self.vector_score, 4)
-        return out
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Text helpers
 # ---------------------------------------------------------------------------------------------------------
-
-
-def clean_text(text: str) -> str:
-    """One line, whitespace collapsed, secrets redacted, at most MAX_FACT_CHARS (a fact is one line)."""
-    from mdrecall.facts.capture import redact_secrets
-
-    one_line = " ".join(str(text).split())
-    return redact_secrets(one_line)[:MAX_FACT_CHARS].strip()
-
-
-def normalize_category(category: str | None) -> str | None:
-    if category is None:
-        return None
-    value = str(category).strip().lower()
-    if value not in CATEGORIES:
-        raise MdrecallError(f"category must be one of {', '.join(CATEGORIES)} (got {category!r})")
-    return value
 
 
 def _terms(text: str) -> set[str]:
@@ -210,6 +156,20 @@ class FactsFile:
         self._check_owned()
         append_entry(self.path, fact.line(), header=FILE_HEADER)
 
+    def replace(self, fact: Fact) -> bool:
+        """Put `fact.line()` in place of the line of the fact with that id (atomic replace); False when absent."""
+        self._check_owned()
+        lines = self.read_bytes().decode("utf-8").splitlines(keepends=True)
+        for i, raw in enumerate(lines):
+            match = _LINE_RE.match(raw.strip())
+            if match and match.group("id") == fact.id:
+                lines[i] = fact.line() + ("\n" if raw.endswith("\n") else "")
+                tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+                tmp.write_text("".join(lines), encoding="utf-8")
+                os.replace(tmp, self.path)
+                return True
+        return False
+
     def parse(self) -> list[Fact]:
         """Facts of the file; lines that are not fact lines (headings, notes) are ignored."""
         facts: dict[str, Fact] = {}
@@ -244,22 +204,6 @@ class FactsFile:
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, self.path)
         return removed
-
-
-def _replace_line(facts_file: FactsFile, fact: Fact) -> bool:
-    """Put `fact.line()` in place of the line of the fact with that id (atomic replace); False when absent."""
-    facts_file._check_owned()
-    lines = facts_file.read_bytes().decode("utf-8").splitlines(keepends=True)
-    for i, raw in enumerate(lines):
-        match = _LINE_RE.match(raw.strip())
-        if match and match.group("id") == fact.id:
-            ending = "\n" if raw.endswith("\n") else ""
-            lines[i] = fact.line() + ending
-            tmp = facts_file.path.with_name(f".{facts_file.path.name}.{os.getpid()}.tmp")
-            tmp.write_text("".join(lines), encoding="utf-8")
-            os.replace(tmp, facts_file.path)
-            return True
-    return False
 
 
 def parse_line(line: str) -> Fact | None:
@@ -424,8 +368,10 @@ class FactStore:
         out: dict[str, str] = {}
         for fact in facts:
             entry = data.get(fact.id)
-            same = isinstance(entry, dict) and entry.get("sha") == _text_digest(fact.text)
-            out[fact.id] = SOURCE_LABELS.get(str(entry.get("source")), HAND_EDIT) if same else HAND_EDIT  # type: ignore[union-attr]
+            if isinstance(entry, dict) and entry.get("sha") == _text_digest(fact.text):
+                out[fact.id] = SOURCE_LABELS.get(str(entry.get("source")), HAND_EDIT)
+            else:
+                out[fact.id] = HAND_EDIT
         return out
 
     def _read_meta(self) -> dict[str, Any]:
@@ -568,7 +514,7 @@ class FactStore:
     ) -> StoreResult:
         """Store a fact unless a near-identical one exists (cosine >= facts.duplicateThreshold). `source`
         (capture, tool, cli) is remembered beside the table: the inspector shows where a fact came from."""
-        from mdrecall.facts.capture import classify
+        from mdrecall.facts.rules import classify
 
         cleaned = clean_text(text)
         if len(cleaned) < 3:
@@ -627,7 +573,7 @@ class FactStore:
                 current.importance if importance is None else float(importance),
                 current.created_at,
             )
-            _replace_line(self.file, fact)
+            self.file.replace(fact)
             vector = self._embed([fact.text]) if self._has_vectors(table) else None
             table.delete(f"id = '{fact_id}'")
             table.add(self._rows([fact], vector))
@@ -822,11 +768,3 @@ def auto_recall_hits(
     return store.recall(
         text, limit=limit or cfg.recall_limit, min_score=cfg.recall_min_score if min_score is None else min_score
     )
-
-
-_INJECTED_RE = re.compile(r"<relevant-memories>.*?(</relevant-memories>|$)", re.S)
-
-
-def strip_injected(text: str) -> str:
-    """Text without any `<relevant-memories>` block, so injected memories are never captured or re-queried."""
-    return _INJECTED_RE.sub(" ", text or "")
