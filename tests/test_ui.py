@@ -387,3 +387,21 @@ def test_facts_edit_command(tmp_path, workspace):
     assert missing.exit_code == 1 and "not found" in missing.output
     nothing = runner.invoke(app, [*base, "facts", "edit", fact_id])
     assert nothing.exit_code == 1 and "give the new text" in nothing.output
+
+
+def test_search_command_explains_too(tmp_path, workspace):
+    from typer.testing import CliRunner
+
+    from mdrecall.cli.app import app
+
+    cfg = tmp_path / "keyword.toml"
+    cfg.write_text('provider = "none"\n', encoding="utf-8")
+    base = ["--workspace", str(workspace), "--state-dir", str(tmp_path / "s"), "--config", str(cfg), "search"]
+    shown = CliRunner().invoke(app, [*base, "deploy fix a828e60", "--explain"])
+    assert shown.exit_code == 0
+    why = [line.strip() for line in shown.output.splitlines() if line.strip().startswith("why:")]
+    assert why and "identifier boost" in why[0] and why[0].endswith(tuple("0123456789"))
+    as_json = json.loads(CliRunner().invoke(app, [*base, "deploy fix a828e60", "--explain", "--json"]).output)
+    assert as_json[0]["explain"]["steps"][-1]["score"] == pytest.approx(as_json[0]["score"], abs=1e-6)
+    plain = json.loads(CliRunner().invoke(app, [*base, "deploy fix a828e60", "--json"]).output)
+    assert "explain" not in plain[0]
