@@ -181,5 +181,8 @@ def with_fact_tools(memory_tools: Any, settings: Any) -> Any:
     except ImportError:
         return memory_tools
     index = memory_tools.index
-    shared = (lambda: index.provider_result) if hasattr(type(index), "provider_result") else None
+
+    def shared() -> Any:
+        return index.provider_result
+
     return CombinedTools(memory_tools, FactTools(FactStore(settings, shared)))

@@ -29,15 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-try:  # POSIX advisory locks between processes sharing one qmd home
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
-
 from mdrecall.config.settings import QmdConfig, QmdScopeConfig, parse_duration_ms
 from mdrecall.documents.sessions import list_session_files, parse_transcript
 from mdrecall.errors import MdrecallError, PathRefusedError
+from mdrecall.locks import file_lock
 from mdrecall.retrieval.ranking import citations_enabled
+from mdrecall.retrieval.results import merge_overlapping_results
 from mdrecall.retrieval.search import SearchResponse, SearchResult, finish_results
 
 if TYPE_CHECKING:
@@ -321,25 +318,9 @@ class QmdBackend:
     @contextlib.contextmanager
     def _process_lock(self, wait: bool) -> Iterator[bool]:
         """One `qmd update` per qmd home across processes (an advisory lock on `<home>/update.lock`)."""
-        if fcntl is None:  # pragma: no cover - platforms without fcntl: the thread lock still applies
-            yield True
-            return
-        self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.home / "update.lock", "a+") as handle:
-            deadline = time.monotonic() + self.cfg.update.update_timeout_ms / 1000
-            while True:
-                try:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if not wait or time.monotonic() > deadline:
-                        yield False
-                        return
-                    time.sleep(0.05)
-            try:
-                yield True
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        timeout = self.cfg.update.update_timeout_ms / 1000 if wait else 0
+        with file_lock(self.home / "update.lock", timeout=timeout) as held:
+            yield held
 
     def _due(self, force: bool, changed: bool) -> bool:
         if force:
@@ -498,6 +479,7 @@ class QmdBackend:
             results = [r for r in results if r.score >= min_score]
         results = results[:limit]
         results = finish_results(results, citations_enabled(citations, session_key), limits.max_injected_chars)
+        results = merge_overlapping_results(results, self.settings.config.query.merge_overlapping)
         return SearchResponse(results, "qmd", mode, label, backend="qmd")
 
     @staticmethod

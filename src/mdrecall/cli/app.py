@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mdrecall import __version__
-from mdrecall.agents.tools import merge_overlapping, no_memory_files_message
+from mdrecall.agents.tools import no_memory_files_message
 from mdrecall.backends import MemoryBackend, open_backend
 from mdrecall.cli.common import GlobalOptions, err, fail, out, print_json, say, settings_from, warn
 from mdrecall.cli.facts import register as register_fact_commands
@@ -165,8 +165,7 @@ def _fresh(index: MemoryBackend, quiet: bool) -> SyncReport | None:
     """Sync a stale index before answering; a fault (read-only, disk full) leaves the last index to answer."""
     if index.read_only or not index.is_dirty():
         if index.read_only:
-            where = getattr(index, "db_path", "the index")
-            say(err, ("note: ", "yellow"), f"{where} is read-only: answering from the index as it is")
+            say(err, ("note: ", "yellow"), f"{index.db_path} is read-only: answering from the index as it is")
         return None
     try:
         return _sync_with_progress(index, force=False, reason="stale", quiet=quiet)
@@ -221,7 +220,7 @@ def index(
             return
         kind = "full reindex" if report.full_reindex else "incremental sync"
         why = f" ({report.full_reason})" if report.full_reason and report.full_reason != "forced" else ""
-        provider = getattr(idx, "provider", None)
+        provider = idx.provider
         model = f"{provider.id}/{provider.model}" if provider else "none (keyword-only)"
         say(
             out,
@@ -259,7 +258,7 @@ def search(
         _require_memory_files(idx)
         _fresh(idx, quiet=as_json)
         response = idx.search(query, max_results=max_results, min_score=min_score, explain=explain)
-        results = merge_overlapping(response.results, idx)
+        results = response.results
         if as_json:
             print_json([r.to_dict() for r in results])
             if response.notice:
@@ -477,17 +476,15 @@ def status(
     """
 
     def body(idx: MemoryBackend) -> None:
-        has_index = getattr(idx, "has_index", None)
-        if reindex or (callable(has_index) and not has_index()):
+        if reindex or not idx.has_index():
             _fresh(idx, quiet=as_json)
         info = idx.status(deep=deep)
         info["agentId"] = idx.settings.agent_id
         info["configPath"] = str(idx.settings.config_path) if idx.settings.config_path else None
         sessions_on = "sessions" in idx.config.sources
         info["sessionsDir"] = str(idx.settings.sessions_dir) if sessions_on else None
-        dirty_files = getattr(idx, "dirty_files", None)
-        if verbose and info.get("dirty") and callable(dirty_files):
-            info["dirtyFiles"] = dirty_files()
+        if verbose and info.get("dirty"):
+            info["dirtyFiles"] = idx.dirty_files()
         empty = no_memory_files_message(idx)
         if empty:
             info["warning"] = empty

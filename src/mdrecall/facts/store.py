@@ -43,11 +43,7 @@ from mdrecall.facts.model import (
     normalize_category,
     strip_injected,
 )
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX
-    fcntl = None  # type: ignore[assignment]
+from mdrecall.locks import file_lock
 
 # Forgetting by query deletes only a clear match: score >= FORGET_MIN_SCORE and FORGET_MARGIN ahead of the
 # runner-up; otherwise the candidates come back and the caller must name the id.
@@ -325,16 +321,8 @@ class FactStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+        with file_lock(self.dir / "lock"):
             yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
     def _meta_path(self) -> Path:
         return self.dir / "meta.json"

@@ -41,7 +41,7 @@ from mdrecall.retrieval.ranking import (
 )
 from mdrecall.retrieval.rerank import join_notices, rerank_hits
 from mdrecall.retrieval.results import Hit, SearchResponse, SearchResult
-from mdrecall.storage.sqlite import SearchRow, Store
+from mdrecall.storage.base import IndexStore, SearchRow
 from mdrecall.text.dates import date_ranges, in_ranges
 from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and tests import the builders from here)
     build_fts_query,
@@ -323,21 +323,17 @@ def _decays_by_mtime(path: str) -> bool:
     return not is_evergreen_path(path) and file_date(path) is None
 
 
-def _session_mtimes(store: Store, hits: Sequence[Hit]) -> dict[str, int]:
+def _session_mtimes(store: IndexStore, hits: Sequence[Hit]) -> dict[str, int]:
     """mtime (ms), from the files table, of the hits that decay by mtime: session transcripts and undated
     files outside memory/ (extra paths)."""
     paths = sorted({h.row.path for h in hits if h.row.source == "sessions" or _decays_by_mtime(h.row.path)})
     if not paths:
         return {}
-    if hasattr(store, "session_mtimes"):  # a server-database store (backends/postgres) answers in its own SQL
-        return store.session_mtimes(paths)
-    marks = ",".join("?" * len(paths))
-    rows = store.conn.execute(f"SELECT path, mtime FROM files WHERE path IN ({marks})", paths)
-    return {str(r[0]): int(r[1]) for r in rows}
+    return store.session_mtimes(paths)
 
 
 def _keyword_rows(
-    store: Store, query: str, model: str, sources: Sequence[str], limit: int, expanded: bool, forms: bool = False
+    store: IndexStore, query: str, model: str, sources: Sequence[str], limit: int, expanded: bool, forms: bool = False
 ) -> list[SearchRow]:
     """Keyword hits. With the expanded OR query, each row's `extra["coverage"]` holds the share of keywords
     it contains and rows are re-ordered by bm25 score x coverage: one common word shared with a question
@@ -363,7 +359,7 @@ def path_context(path: str) -> str:
 
 
 def _identifier_rows(
-    store: Store, identifiers: Sequence[str], model: str, sources: Sequence[str], limit: int
+    store: IndexStore, identifiers: Sequence[str], model: str, sources: Sequence[str], limit: int
 ) -> list[SearchRow]:
     """Chunks holding an identifier of the query verbatim (found by its FTS phrase, checked on the text)."""
     rows: dict[str, SearchRow] = {}
@@ -424,7 +420,7 @@ def _word_or_its_forms(term: str) -> str:
     return quote_term(term) + "*" if _PREFIXABLE.fullmatch(term) else quote_term(term)
 
 
-def _all_keywords_ids(store: Store, query: str, model: str, sources: Sequence[str], limit: int) -> set[str]:
+def _all_keywords_ids(store: IndexStore, query: str, model: str, sources: Sequence[str], limit: int) -> set[str]:
     """Chunks holding every keyword of the query (stop words aside; each word in any of its forms): the only
     keyword matches strong enough to be shown below minScore. A chunk sharing one word with an off-topic
     question is not."""
@@ -445,7 +441,7 @@ def _query_vector(provider: EmbeddingProvider, query: str) -> np.ndarray | None:
 
 
 def _vector_rows(
-    store: Store, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int
+    store: IndexStore, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int
 ) -> list[SearchRow]:
     return [] if vector is None else store.vector_search(vector, model, sources, limit)
 
@@ -460,7 +456,7 @@ WINDOW_CANDIDATES_PER_RESULT = 3
 
 
 def _blend_windows(
-    store: Store,
+    store: IndexStore,
     provider: EmbeddingProvider,
     query_cfg: QueryConfig,
     hits: list[Hit],
@@ -475,13 +471,13 @@ def _blend_windows(
 
     weight = query_cfg.hybrid.window_weight
     plan = window_plan(provider)
-    if weight <= 0 or plan is None or vector is None or not hits or not hasattr(store, "window_vectors"):
+    if weight <= 0 or plan is None or vector is None or not hits:
         return hits
     rows = [h.row for h in hits[: max(WINDOW_CANDIDATES, WINDOW_CANDIDATES_PER_RESULT * limit)]]
     vectors = store.window_vectors([r.id for r in rows])
     weights = query_cfg.hybrid.normalized_weights()
     terms = expand_query_terms(query)
-    held = store.terms_held([r.id for r in rows], terms) if hasattr(store, "terms_held") else {}
+    held = store.terms_held([r.id for r in rows], terms)
     context = {key: {fold_term(t) for t in found} for key, found in held.items()}
     best: dict[str, tuple[str, float]] | None = {} if trace is not None else None
     windows = best_window_scores(rows, vectors, vector, terms, plan, weights, path_context, context, best)
@@ -527,7 +523,7 @@ def keyword_only_hits(keyword: Sequence[SearchRow]) -> list[Hit]:
 
 
 def _fuse(
-    store: Store, query_cfg: QueryConfig, mode: SearchMode, vector: list[SearchRow], keyword: list[SearchRow]
+    store: IndexStore, query_cfg: QueryConfig, mode: SearchMode, vector: list[SearchRow], keyword: list[SearchRow]
 ) -> list[Hit]:
     if mode == "keyword":
         return keyword_only_hits(keyword)
@@ -545,7 +541,7 @@ def _merge_rows(first: list[SearchRow], extra: list[SearchRow]) -> list[SearchRo
 
 
 def _apply_min_score(
-    store: Store, hits: list[Hit], threshold: float, query: str, model: str, sources: Sequence[str], limit: int
+    store: IndexStore, hits: list[Hit], threshold: float, query: str, model: str, sources: Sequence[str], limit: int
 ) -> tuple[list[Hit], bool]:
     """Hits at or above minScore. Never silently empty: when none pass but chunks hold every keyword of the
     query, those are kept (relaxed = True)."""
@@ -566,7 +562,7 @@ def select_results(hits: list[Hit], query_cfg: QueryConfig, limit: int) -> list[
 
 
 def run_search(
-    store: Store,
+    store: IndexStore,
     provider: EmbeddingProvider | None,
     model: str,
     query_cfg: QueryConfig,
@@ -661,7 +657,12 @@ def run_search(
 
 
 def _start_trace(
-    store: Store, query_cfg: QueryConfig, mode: str, vector: list[SearchRow], keyword: list[SearchRow], hits: list[Hit]
+    store: IndexStore,
+    query_cfg: QueryConfig,
+    mode: str,
+    vector: list[SearchRow],
+    keyword: list[SearchRow],
+    hits: list[Hit],
 ) -> SearchTrace:
     """The explanation's first stage: both sides' raw scores and the fused score (explain=True only)."""
     weights: tuple[float, float] | None = None

@@ -120,9 +120,7 @@ class Inspector:
         max_results: int | None = None,
         min_score: float | None = None,
     ) -> dict[str, Any]:
-        """The CLI's search (same engine, defaults and result merging) with each result's explanation."""
-        from mdrecall.agents.tools import merge_overlapping
-
+        """The CLI's search (same engine and defaults) with each result's explanation."""
         query = (query or "").strip()
         if not query:
             raise MdrecallError("the query is empty: say what to look for")
@@ -145,7 +143,7 @@ class Inspector:
                 explain=True,
             )
             elapsed = time.perf_counter() - started
-            results = merge_overlapping(response.results, self.backend)
+        results = response.results
         out: dict[str, Any] = {
             "query": query,
             "mode": response.mode,
