@@ -419,7 +419,7 @@ def read_payload(text: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------------------
 
 HOOK_TIMEOUTS = {"SessionStart": 60, "UserPromptSubmit": 30, "PreCompact": 60, "Stop": 60, "SessionEnd": 60}
-MARKER = "mdrecall.cli.app"
+MARKER = "mdrecall.cli"
 
 
 def hook_command(base: list[str], event: str) -> str:

@@ -224,7 +224,7 @@ def install_claude_code(
     from mdrecall.agents.hooks import install_claude_code as install
 
     opts = ctx.obj
-    base = [sys.executable, "-m", "mdrecall.cli.app"]
+    base = [sys.executable, "-m", "mdrecall.cli"]
     for flag, value in (("--agent", opts.agent), ("--state-dir", opts.state_dir), ("--config", opts.config)):
         if value is not None:
             base += [flag, str(Path(value).expanduser().resolve()) if flag != "--agent" else str(value)]
