@@ -161,9 +161,7 @@ class FactsFile:
             match = _LINE_RE.match(raw.strip())
             if match and match.group("id") == fact.id:
                 lines[i] = fact.line() + ("\n" if raw.endswith("\n") else "")
-                tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-                tmp.write_text("".join(lines), encoding="utf-8")
-                os.replace(tmp, self.path)
+                write_atomic(self.path, "".join(lines).encode("utf-8"))  # keeps the file's mode
                 return True
         return False
 
@@ -345,11 +343,7 @@ class FactStore:
         known = {f.id for f in self.file.parse()}
         data = {k: v for k, v in self._read_sources().items() if k in known}
         data[fact.id] = {"source": source, "sha": _text_digest(fact.text)}
-        tmp = self._sources_path().with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-        os.replace(tmp, self._sources_path())
+        write_atomic(self._sources_path(), json.dumps(data).encode("utf-8"))
 
     def sources(self, facts: list[Fact]) -> dict[str, str]:
         """Where each fact came from: hook, tool, cli, an edit, or "hand edit" (facts.md written by a person)."""
