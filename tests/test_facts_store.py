@@ -11,7 +11,8 @@ import pytest
 from facts_fixtures import hashing_provider, local_provider, make_settings  # noqa: F401
 from mdrecall.backends.builtin import MemoryIndex
 from mdrecall.errors import MdrecallError
-from mdrecall.facts.store import FactStore, auto_recall, format_memories, parse_line, store_dir
+from mdrecall.facts.paths import store_dir
+from mdrecall.facts.store import FactStore, auto_recall, format_memories, parse_line
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mdrecall.files import make_private_dirs
+
 HOME_DIRNAME = "workspace"
 MARKERS = ("MEMORY.md", "memory.md", "memory", "mdrecall.toml")
 
@@ -37,7 +39,7 @@ def choose_workspace(explicit: str | os.PathLike[str] | None, cwd: str | None, s
     if cwd and os.path.isdir(cwd) and is_memory_workspace(cwd):
         return Path(cwd), "the agent's folder holds memory files"
     home = default_memory_home(state_dir)
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_private_dirs(home)
     reason = "default memory home"
     if cwd:
         reason += f" ({cwd} has no MEMORY.md, memory/ or mdrecall.toml)"

@@ -28,6 +28,7 @@ from typing import Any
 import tomllib
 
 from mdrecall.errors import MdrecallError
+from mdrecall.files import create_private, make_private_dirs, write_atomic
 
 SERVER_NAME = "mdrecall"
 CLAUDE_EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
@@ -259,25 +260,16 @@ def _write_text(path: Path, text: str, written: dict[str, Any], default_mode: in
     """Back up what exists (same mode), then replace atomically, keeping the file's mode (or `default_mode`)."""
     if path.is_symlink():
         raise MdrecallError(f"refusing to replace a symlink: {path}; nothing changed")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = default_mode
+    make_private_dirs(path.parent)
     if path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        backup = path.with_name(f"{path.name}.bak-{stamp}")
-        n = 1
-        while backup.exists():
-            n += 1
-            backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
-        _create(backup, path.read_bytes(), mode)
+        for n in range(1, 1000):
+            backup = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{n}" if n > 1 else ""))
+            try:
+                create_private(backup, path.read_bytes(), mode)
+            except FileExistsError:
+                continue
+            break
         written["backups"].append(str(backup))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    _create(tmp, text.encode("utf-8"), mode)
-    os.replace(tmp, path)
-
-
-def _create(path: Path, data: bytes, mode: int) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    with os.fdopen(fd, "wb") as handle:
-        os.fchmod(fd, mode)  # the umask may have removed bits the original had
-        handle.write(data)
+    write_atomic(path, text.encode("utf-8"), mode=default_mode)

@@ -131,7 +131,9 @@ class FallbackBackend:
         *,
         citations: str = "off",
         session_key: str | None = None,
+        explain: bool = False,
     ) -> SearchResponse:
+        """qmd's answer (it does not say why a result ranked: `explain` then gives none), else the builtin's."""
         from mdrecall.backends.qmd import QmdError
 
         try:
@@ -142,7 +144,7 @@ class FallbackBackend:
             with contextlib.suppress(Exception):  # an index never built (qmd answered so far) is built now
                 self.fallback.ensure_fresh()
             response = self.fallback.search(
-                query, max_results, min_score, mode, citations=citations, session_key=session_key
+                query, max_results, min_score, mode, citations=citations, session_key=session_key, explain=explain
             )
             response.backend = "builtin"
             response.backend_fallback = {"from": "qmd", "reason": reason}
@@ -151,6 +153,13 @@ class FallbackBackend:
         if response.backend == "qmd":
             self.last_fallback = None
         return response
+
+    def memory_files(self) -> list[dict[str, Any]]:
+        """The workspace's memory files with their chunks in the builtin index (qmd keeps its own)."""
+        return self.fallback.memory_files()
+
+    def file_chunks(self, rel_path: str) -> list[dict[str, Any]]:
+        return self.fallback.file_chunks(rel_path)
 
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:
         """`qmd/<collection>/<path>` from that collection's root; anything else by the builtin rules."""

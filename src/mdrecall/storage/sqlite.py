@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import apsw
 
 from mdrecall.documents.context import with_context
+from mdrecall.files import make_private, make_private_dirs
 from mdrecall.storage.base import ChunkRow, FileRow, FtsState, SearchRow, VectorState
 from mdrecall.storage.identity import APPLICATION_ID, META_KEY, check_index_path, remove_own_db_files
 from mdrecall.text.fts_query import quote_term
@@ -486,7 +487,7 @@ class Store:
         self._sample_memo: tuple[int, list[tuple[int, int]], int] | None = None
         check_index_path(self.path)  # never open (and so never write) a file mdrecall did not create
         if not read_only:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.path.parent)
         try:
             self.conn = _connect(self.path, read_only)
         except apsw.Error as err:
@@ -504,6 +505,8 @@ class Store:
                 self.conn.execute(SCHEMA)
                 if version != SCHEMA_VERSION:
                     self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                for companion in ("", "-wal", "-shm"):  # SQLite creates them 0644; later ones copy the file's mode
+                    make_private(f"{self.path}{companion}")
         except (apsw.CorruptError, apsw.NotADBError, apsw.SQLError) as err:
             self.close()
             raise StoreCorruptError(f"index file is corrupt: {err}") from err
@@ -869,6 +872,17 @@ class Store:
         for source, n in self.conn.execute("SELECT source, COUNT(*) FROM chunks GROUP BY source"):
             result.setdefault(source, {"files": 0, "chunks": 0})["chunks"] = n
         return result
+
+    def chunk_counts(self) -> dict[str, int]:
+        """Chunks per file path (the inspector's file list)."""
+        return {str(path): int(n) for path, n in self.conn.execute("SELECT path, COUNT(*) FROM chunks GROUP BY path")}
+
+    def file_chunks(self, path: str) -> list[tuple[str, int, int]]:
+        """(id, start line, end line) of one file's chunks, in file order."""
+        rows = self.conn.execute(
+            "SELECT id, start_line, end_line FROM chunks WHERE path = ? ORDER BY start_line, end_line", (path,)
+        )
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
 
     def vector_row_count(self) -> int:
         """Stored vectors, one per window (status and probes only; searches never count)."""
