@@ -66,6 +66,8 @@ def run_hook_process(
                 from mdrecall.config.settings import resolve_settings
 
                 settings = resolve_settings(chosen, agent, state_dir, config, db)
+                if settings.trust_notice:
+                    sys.stderr.write(f"warning: {settings.trust_notice}\n")
             runner = HookRunner(settings)
             try:
                 result = runner.run(name, payload)

@@ -335,13 +335,19 @@ class WarmServer:
         finally:
             self.warm.set()
 
-    def _stamp(self) -> tuple[int, int] | None:
-        path = self.settings.config_path
-        try:
-            info = os.stat(path) if path else None
-        except OSError:
-            return None
-        return (info.st_mtime_ns, info.st_size) if info else None
+    def _stamp(self) -> tuple[tuple[int, int] | None, ...]:
+        """The config file and the trust file as they were: a change to either (an edit, `mdrecall trust`)
+        makes this server refuse, so the cold path reads them afresh."""
+        from mdrecall.config.trust import trust_file
+
+        stamps = []
+        for path in (self.settings.config_path, trust_file(self.settings.state_dir)):
+            try:
+                info = os.stat(path) if path else None
+            except OSError:
+                info = None
+            stamps.append((info.st_mtime_ns, info.st_size) if info else None)
+        return tuple(stamps)
 
     # -- requests ----------------------------------------------------------------------------------
 
@@ -380,7 +386,7 @@ class WarmServer:
         if request.get("identity") != self.identity:
             return {"ok": False, "fallback": True, "error": "another workspace, agent, state dir, config or version"}
         if self._stamp() != self._config_stamp:
-            return {"ok": False, "fallback": True, "error": "the config file changed since this server started"}
+            return {"ok": False, "fallback": True, "error": "the config or its trust changed since this server started"}
         handler = {"hook": self._hook, "search": self._search}.get(str(op))
         if handler is None:
             return {"ok": False, "fallback": True, "error": f"unknown op {op!r}"}
@@ -398,10 +404,11 @@ class WarmServer:
     def _hook(self, request: dict[str, Any]) -> dict[str, Any]:
         payload = request.get("payload")
         result = self.runner.run(str(request.get("event")), payload if isinstance(payload, dict) else {})
+        notice = f"warning: {self.settings.trust_notice}" if getattr(self.settings, "trust_notice", None) else ""
         return {
             "ok": True,
             "stdout": result.stdout,
-            "stderr": getattr(result, "stderr", ""),
+            "stderr": "\n".join(x for x in (notice, result.stderr) if x),
             "actions": result.actions or [],
         }
 
