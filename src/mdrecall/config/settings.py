@@ -286,7 +286,7 @@ class QueryConfig(_Section):
     # spec's scoring)
     scoring: Literal["calibrated", "fused"] = "calibrated"
     # with no minScore set: when the best result scores below this, the search answers nothing ("nothing in
-    # memory matches"). Unset = the calibration's value (multilingual-e5-small 0.015); 0 = never
+    # memory matches"). Unset = the calibration's value (multilingual-e5-small 0.0125); 0 = never
     abstain_below: float | None = Field(None, ge=0, le=1)
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)

@@ -458,18 +458,29 @@ def boost_identifiers(hits: list[Hit], identifiers: Sequence[str], boost: float 
 
 
 DATE_BOOST = 0.25
+RELATIVE_DATE_BOOST = 0.75
+DATED_CANDIDATES = 100
 
 
-def boost_dates(hits: list[Hit], query: str, today: date, ranges: list[tuple[date, date]] | None = None) -> list[Hit]:
+def boost_dates(
+    hits: list[Hit],
+    query: str,
+    today: date,
+    ranges: list[tuple[date, date]] | None = None,
+    relative: bool = False,
+) -> list[Hit]:
     """Daily logs of a time the query names ("in May 2023", "yesterday", "last week") move up: score +
     DATE_BOOST * (1 - score). A boost, not a filter: the answer may sit in a note written later. `ranges`:
-    the query's day ranges when the caller has them (read against `today` otherwise)."""
+    the query's day ranges when the caller has them (read against `today` otherwise). A time said relative to
+    today ("what did we decide yesterday") is what the question is about, so it counts more
+    (RELATIVE_DATE_BOOST)."""
     ranges = date_ranges(query, today) if ranges is None else ranges
     if not ranges:
         return hits
+    boost = RELATIVE_DATE_BOOST if relative else DATE_BOOST
     for hit in hits:
         if in_ranges(file_date(hit.row.path), ranges):
-            hit.score += DATE_BOOST * (1.0 - hit.score)
+            hit.score += boost * (1.0 - hit.score)
     return sort_hits(hits)
 
 
@@ -754,7 +765,12 @@ def run_search(
     if not cleaned:
         return SearchResponse([], provider_name, model, label, notice="empty query")
 
+    now_s = to_epoch(now)
+    today = query_today(store, sources, now_s, cleaned)
+    ranges = date_ranges(cleaned, today)
     candidates = candidate_count(limit, query_cfg.hybrid.candidate_multiplier)
+    if ranges:  # the logs of the time named may rank low on the words alone: look deeper, then boost them
+        candidates = max(candidates, DATED_CANDIDATES)
     expanded = mode == "keyword" or (hybrid_keyword_query or query_cfg.hybrid.keyword_query) == "or"
     # "what did we decide last week": "last" and "week" say when, not what (a log saying "last night" is no
     # better a match); the date boost reads the time
@@ -769,14 +785,11 @@ def run_search(
         query_vector = center_query(provider, query_vector, centering_weight(provider, query_cfg.centering))
     vector = _vector_rows(store, query_vector, provider.model, sources, candidates) if provider else []
 
-    now_s = to_epoch(now)
-    today = query_today(store, sources, now_s, cleaned)
-    ranges = date_ranges(cleaned, today)
     windows: dict[str, np.ndarray] = {}
     hits = _fuse(store, query_cfg, mode, vector, keyword)
     if mode == "hybrid" and provider is not None and query_cfg.hybrid.mode == "minmax" and store.fts.available:
         hits = _blend_windows(store, provider, query_cfg, hits, what, query_vector, limit, windows)
-    hits = boost_dates(hits, cleaned, today, ranges)
+    hits = boost_dates(hits, cleaned, today, ranges, relative=bool(relative_spans(cleaned)))
     hits = boost_identifiers(hits, identifiers)
     decay_cfg = query_cfg.temporal_decay
     if decay_cfg.enabled and hits:
@@ -801,7 +814,9 @@ def run_search(
     passing, relaxed = _apply_min_score(
         store, hits, threshold, what, model, sources, candidates, relax=not strict, abstain_below=abstain
     )
-    passing, rerank_notice = rerank_hits(query_cfg.rerank, cleaned, passing, identifiers)  # off by default
+    passing, rerank_notice = rerank_hits(  # off by default
+        query_cfg.rerank, cleaned, passing, identifiers, keep_scores=calibration is not None
+    )
     kept = select_results(passing, query_cfg, limit)
     notice = None
     if relaxed:

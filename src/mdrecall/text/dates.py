@@ -52,7 +52,7 @@ _LAST_MONTH_NAME = re.compile(
 )
 _SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}  # first month (meteorological)
 _SEASON = re.compile(
-    r"\b(?P<which>in\s+the|this\s+past|this|over\s+the|during\s+the|last)\s+(?P<season>spring|summer|fall|autumn|winter)\b",
+    r"\b(?P<which>in\s+the|from\s+the|this\s+past|this|over\s+the|during\s+the|last)\s+(?P<season>spring|summer|fall|autumn|winter)\b",
     re.I,
 )
 _WEEKEND = re.compile(r"\b(?:over|on|during|at)\s+the\s+weekend\b|\b(?:last|this|past)\s+weekend\b", re.I)
