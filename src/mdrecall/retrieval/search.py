@@ -562,10 +562,12 @@ def calibrate_hits(
     import numpy as np
 
     top = hits[: top_count(limit)]
-    vectors = window_vectors_of(store, [h.row for h in top], cache)
+    # a vector-side candidate's score already is its best window's cosine with this query vector (exact)
+    unscored = [h.row for h in top if h.vector_score <= 0.0]
+    vectors = window_vectors_of(store, unscored, cache) if unscored else {}
     for hit in top:
         row = hit.row
-        matrix = vectors.get(row.id)
+        matrix = vectors.get(row.id) if hit.vector_score <= 0.0 else None
         cosine = float(np.max(matrix @ vector)) if matrix is not None and len(matrix) else hit.vector_score
         coverage = keyword_coverage(terms, with_context(path_context(row.path), row.text), forms)
         dated = in_ranges(file_date(row.path), ranges)
@@ -768,8 +770,9 @@ def run_search(
     now_s = to_epoch(now)
     today = query_today(store, sources, now_s, cleaned)
     ranges = date_ranges(cleaned, today)
+    relative = bool(ranges) and bool(relative_spans(cleaned))
     candidates = candidate_count(limit, query_cfg.hybrid.candidate_multiplier)
-    if ranges:  # the logs of the time named may rank low on the words alone: look deeper, then boost them
+    if relative:  # "what did we decide yesterday": that log may say little else of the question; look deeper
         candidates = max(candidates, DATED_CANDIDATES)
     expanded = mode == "keyword" or (hybrid_keyword_query or query_cfg.hybrid.keyword_query) == "or"
     # "what did we decide last week": "last" and "week" say when, not what (a log saying "last night" is no
@@ -789,7 +792,7 @@ def run_search(
     hits = _fuse(store, query_cfg, mode, vector, keyword)
     if mode == "hybrid" and provider is not None and query_cfg.hybrid.mode == "minmax" and store.fts.available:
         hits = _blend_windows(store, provider, query_cfg, hits, what, query_vector, limit, windows)
-    hits = boost_dates(hits, cleaned, today, ranges, relative=bool(relative_spans(cleaned)))
+    hits = boost_dates(hits, cleaned, today, ranges, relative=relative)
     hits = boost_identifiers(hits, identifiers)
     decay_cfg = query_cfg.temporal_decay
     if decay_cfg.enabled and hits:
