@@ -431,6 +431,7 @@ def _identifier_rows(
         for row in store.keyword_search(phrase, model, sources, limit):
             if holds_identifier(row.text, ident) and row.id not in rows:
                 row.extra["coverage"] = 1.0
+                row.extra["identifier"] = True  # its coverage is not the share of keywords it holds
                 rows[row.id] = row
     return list(rows.values())
 
@@ -460,6 +461,11 @@ def boost_identifiers(hits: list[Hit], identifiers: Sequence[str], boost: float 
 DATE_BOOST = 0.25
 RELATIVE_DATE_BOOST = 0.75
 DATED_CANDIDATES = 100
+SHORT_RANGE_DAYS = 31  # "yesterday" .. "last month": the time is what the question is about
+
+
+def _short(ranges: list[tuple[date, date]]) -> bool:
+    return all((end - start).days < SHORT_RANGE_DAYS for start, end in ranges)
 
 
 def boost_dates(
@@ -569,7 +575,9 @@ def calibrate_hits(
         row = hit.row
         matrix = vectors.get(row.id) if hit.vector_score <= 0.0 else None
         cosine = float(np.max(matrix @ vector)) if matrix is not None and len(matrix) else hit.vector_score
-        coverage = keyword_coverage(terms, with_context(path_context(row.path), row.text), forms)
+        coverage = row.extra.get("coverage") if not row.extra.get("identifier") else None
+        if coverage is None:  # keyword rows of the OR query carry it already (the same terms and forms)
+            coverage = keyword_coverage(terms, with_context(path_context(row.path), row.text), forms)
         dated = in_ranges(file_date(row.path), ranges)
         hit.fused = hit.score
         hit.score = calibration.probability(features(cosine, coverage, name_missing, dated))
@@ -770,14 +778,16 @@ def run_search(
     now_s = to_epoch(now)
     today = query_today(store, sources, now_s, cleaned)
     ranges = date_ranges(cleaned, today)
-    relative = bool(ranges) and bool(relative_spans(cleaned))
+    # a time of days or weeks said relative to today ("yesterday", "last week", "last month") is what the
+    # question is about: its logs are looked for deeper and boosted more, and its words ("last", "week") stay
+    # off the keyword side (a log saying "last night" is no better a match). Longer ones ("last year", "in the
+    # spring") are read as dates are: people also quote them ("we went on a road trip last year")
+    relative = bool(ranges) and bool(relative_spans(cleaned)) and _short(ranges)
     candidates = candidate_count(limit, query_cfg.hybrid.candidate_multiplier)
-    if relative:  # "what did we decide yesterday": that log may say little else of the question; look deeper
+    if relative:
         candidates = max(candidates, DATED_CANDIDATES)
     expanded = mode == "keyword" or (hybrid_keyword_query or query_cfg.hybrid.keyword_query) == "or"
-    # "what did we decide last week": "last" and "week" say when, not what (a log saying "last night" is no
-    # better a match); the date boost reads the time
-    what = without_relative_times(cleaned) or cleaned
+    what = (without_relative_times(cleaned) or cleaned) if relative else cleaned
     identifiers = query_identifiers(what) if mode != "vector" else []
     keyword: list[SearchRow] = []
     if mode != "vector":
