@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from mdrecall.config.paths import resolve_extra_path
 from mdrecall.errors import ConfigError, PathRefusedError
 
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
@@ -190,13 +191,6 @@ def _candidates(
             yield str(target), None
 
 
-def resolve_extra_path(workspace: Path, extra: str) -> Path:
-    """An extra path as configured (absolute, ~, or workspace-relative), normalised without resolving links."""
-    raw = Path(os.path.expanduser(extra))
-    joined = raw if raw.is_absolute() else workspace / raw
-    return Path(os.path.normpath(joined))
-
-
 def list_memory_files(
     workspace: Path, extra_paths: list[str] | None = None, skipped: Skipped | None = None
 ) -> list[MemoryFile]:
@@ -335,3 +329,9 @@ def resolve_memory_path(workspace: Path, rel_path: str, extra_paths: list[str] |
     if _has_symlink_component(abs_path, _link_root(abs_path, workspace, extras)):
         raise PathRefusedError(f"path refused: symlinks are not followed: {raw}")
     return abs_path
+
+
+MEMORY_SOURCE = "memory"
+
+
+SESSIONS_SOURCE = "sessions"

@@ -16,43 +16,50 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import threading
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import numpy as np
 
 from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
 from mdrecall.embeddings.batch_api import BatchController, BatchOptions
 from mdrecall.embeddings.http import (  # noqa: F401  (re-exported: providers and tests import them from here)
+    BATCH_MAX_TOKENS,
+    BATCH_TIMEOUT_S,
+    INDEX_CONCURRENCY,
+    QUERY_TIMEOUT_S,
     REDACTED,
+    RETRY_BASE_DELAY_S,
+    RETRY_MAX_ATTEMPTS,
+    RETRY_MAX_DELAY_S,
     EmbeddingHttp,
     Redactor,
     RemoteHttpError,
+    RemoteOptions,
+    RetryPolicy,
     is_retryable,
     parse_json,
     run_concurrently,
+    same_api_host,
     snippet,
 )
 from mdrecall.errors import EmbeddingError
 
 logger = logging.getLogger("mdrecall.embeddings")
 
-BATCH_MAX_TOKENS = 8000
 APPROX_CHARS_PER_TOKEN = 1
-INDEX_CONCURRENCY = 4
-RETRY_MAX_ATTEMPTS = 3
-RETRY_BASE_DELAY_S = 0.5
-RETRY_MAX_DELAY_S = 8.0
-QUERY_TIMEOUT_S = 60.0
-BATCH_TIMEOUT_S = 120.0
 
 REMOTE_PROVIDER_IDS = ("openai", "gemini", "voyage")
 AUTH_HEADER_NAMES = frozenset({"authorization", "x-goog-api-key", "api-key", "x-api-key"})
+# The APIs the providers' environment variables are made for: those keys are sent to these hosts only
+# (another baseUrl gets a key from `apiKey`, or from the variable named by `apiKeyEnv`).
+HOME_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "gemini": "https://generativelanguage.googleapis.com/v1beta",
+    "voyage": "https://api.voyageai.com/v1",
+}
 ENV_KEY_NAMES: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
@@ -63,36 +70,6 @@ ENV_KEY_NAMES: dict[str, tuple[str, ...]] = {
 # ---------------------------------------------------------------------------------------------------------
 # Tunables (injectable so tests run in milliseconds)
 # ---------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with jitter; `sleep` is injectable so tests never wait for real."""
-
-    attempts: int = RETRY_MAX_ATTEMPTS
-    base_delay: float = RETRY_BASE_DELAY_S
-    max_delay: float = RETRY_MAX_DELAY_S
-    jitter: float = 0.2
-    sleep: Callable[[float], None] = time.sleep
-    # a server's Retry-After is honoured up to this many seconds: a longer ask waits this long and retries
-    retry_after_cap: float = 60.0
-
-    def delay(self, retry_number: int) -> float:
-        """Seconds to wait before retry `retry_number` (1-based): base·2^(n-1), +0..jitter, capped."""
-        raw = self.base_delay * (2 ** max(0, retry_number - 1))
-        return min(self.max_delay, raw * (1.0 + random.random() * self.jitter))
-
-
-@dataclass(frozen=True)
-class RemoteOptions:
-    """Per-instance knobs of a remote provider; defaults are the spec's constants."""
-
-    query_timeout: float = QUERY_TIMEOUT_S
-    batch_timeout: float = BATCH_TIMEOUT_S
-    max_batch_tokens: int = BATCH_MAX_TOKENS
-    concurrency: int = INDEX_CONCURRENCY
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    transport: httpx.BaseTransport | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -138,14 +115,21 @@ class RemoteSettings:
 def resolve_remote_settings(provider_id: str, config: Any, *, use_remote: bool, model: str | None) -> RemoteSettings:
     """Merge `remote.*` (when it applies to this provider), the provider's section and the environment.
 
-    Precedence: `remote.apiKey` > `[provider].apiKey` > env var; `remote.baseUrl` > `[provider].baseUrl`;
+    Precedence: `remote.apiKey` > `[provider].apiKey` > the variable named by `remote.apiKeyEnv` /
+    `[provider].apiKeyEnv` > the provider's own variable, which is used only when the base URL is the
+    provider's own API (HOME_URLS); `remote.baseUrl` > `[provider].baseUrl`;
     headers are the section's merged with `remote.headers` (remote wins on a conflict);
     model: the explicit `model` > `[provider].model` > the provider default (left to the class).
     """
     section = getattr(config, provider_id)
     remote = config.remote if use_remote else None
-    api_key = (_clean(remote.api_key) if remote else None) or _clean(section.api_key) or env_api_key(provider_id)
     base_url = (_clean(remote.base_url) if remote else None) or _clean(section.base_url)
+    named_env = (remote.api_key_env if remote else None) or section.api_key_env
+    api_key = (_clean(remote.api_key) if remote else None) or _clean(section.api_key)
+    if api_key is None and named_env:
+        api_key = _clean(os.environ.get(named_env))
+    elif api_key is None and same_api_host(base_url, HOME_URLS[provider_id]):
+        api_key = env_api_key(provider_id)
     headers = {**section.headers, **(remote.headers if remote else {})}
     return RemoteSettings(provider_id, base_url, api_key, headers, _clean(model) or _clean(section.model))
 

@@ -12,15 +12,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from mdrecall.config.settings import QueryConfig
 from mdrecall.documents.context import date_phrase, with_context
 from mdrecall.embeddings.base import EmbeddingProvider
+from mdrecall.embeddings.centering import center_query, centering_weight
 from mdrecall.retrieval.calibration import Calibration, calibration_for, features, named_terms
-from mdrecall.retrieval.centering import center_query, centering_weight
+from mdrecall.retrieval.explain import SearchTrace, decay_detail, fusion_label, window_detail
 from mdrecall.retrieval.ranking import (
     RRF_K,
     CitationsMode,
@@ -41,10 +41,10 @@ from mdrecall.retrieval.ranking import (
     word_set,
 )
 from mdrecall.retrieval.rerank import join_notices, rerank_hits
-from mdrecall.storage.sqlite import SearchRow, Store
+from mdrecall.retrieval.results import Hit, SearchResponse, SearchResult
+from mdrecall.storage.base import IndexStore, SearchRow
 from mdrecall.text.dates import anchor_day, date_ranges, in_ranges, relative_spans, without_relative_times
 from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and tests import the builders from here)
-    _quote,
     build_fts_query,
     build_keyword_query,
     expand_query_terms,
@@ -54,6 +54,7 @@ from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and t
     keyword_coverage,
     keyword_match,
     query_identifiers,
+    quote_term,
     split_on_stopwords,
     strip_korean_particle,
     word_terms,
@@ -105,17 +106,6 @@ def snippet_window(text: str, max_chars: int, terms: Sequence[str] = ()) -> str:
         start = max(0, first - max_chars // 4)
     start = min(start, len(text) - max_chars)
     return text[start : start + max_chars]
-
-
-@dataclass
-class Hit:
-    """A chunk with the scores of both sides and the merged score."""
-
-    row: SearchRow
-    vector_score: float = 0.0
-    text_score: float = 0.0
-    score: float = 0.0
-    fused: float | None = None  # the fusion's score when `score` holds the calibrated one
 
 
 def merge_hybrid(
@@ -288,47 +278,6 @@ def _fold_into(kept: list[Hit], hit: Hit) -> bool:
     return False
 
 
-@dataclass
-class SearchResult:
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    snippet: str
-    source: str
-    vector_score: float | None = None
-    text_score: float | None = None
-    citation: str | None = None
-    fused_score: float | None = None  # the fusion's (relative) score when `score` is calibrated
-
-    def to_dict(self) -> dict[str, Any]:
-        """The spec's MemorySearchResult shape (camelCase)."""
-        out: dict[str, Any] = {
-            "path": self.path,
-            "startLine": self.start_line,
-            "endLine": self.end_line,
-            "score": round(self.score, 6),
-            "snippet": self.snippet,
-            "source": self.source,
-        }
-        if self.citation is not None:
-            out["citation"] = self.citation
-        return out
-
-
-@dataclass
-class SearchResponse:
-    results: list[SearchResult]
-    provider: str
-    model: str | None
-    mode: str  # "hybrid" | "keyword" | "vector" | "fts-only"
-    notice: str | None = None
-    relaxed: bool = False  # the results are below the floor in force, shown by the never-empty rule
-    backend: str = "builtin"  # the engine that served these results (see mdrecall.backends)
-    backend_fallback: dict[str, str] | None = None  # {"from": "qmd", "reason": ...} when the primary failed
-    scoring: str = "fused"  # "calibrated" when each score is the result's estimated chance of holding the answer
-
-
 def _to_result(hit: Hit, snippet_max: int, mode: str, terms: Sequence[str] = ()) -> SearchResult:
     row = hit.row
     return SearchResult(
@@ -380,21 +329,17 @@ def _decays_by_mtime(path: str) -> bool:
     return not is_evergreen_path(path) and file_date(path) is None
 
 
-def _session_mtimes(store: Store, hits: Sequence[Hit]) -> dict[str, int]:
+def _session_mtimes(store: IndexStore, hits: Sequence[Hit]) -> dict[str, int]:
     """mtime (ms), from the files table, of the hits that decay by mtime: session transcripts and undated
     files outside memory/ (extra paths)."""
     paths = sorted({h.row.path for h in hits if h.row.source == "sessions" or _decays_by_mtime(h.row.path)})
     if not paths:
         return {}
-    if hasattr(store, "session_mtimes"):  # a server-database store (backends/postgres) answers in its own SQL
-        return store.session_mtimes(paths)
-    marks = ",".join("?" * len(paths))
-    rows = store.conn.execute(f"SELECT path, mtime FROM files WHERE path IN ({marks})", paths)
-    return {str(r[0]): int(r[1]) for r in rows}
+    return store.session_mtimes(paths)
 
 
 def _keyword_rows(
-    store: Store, query: str, model: str, sources: Sequence[str], limit: int, expanded: bool, forms: bool = False
+    store: IndexStore, query: str, model: str, sources: Sequence[str], limit: int, expanded: bool, forms: bool = False
 ) -> list[SearchRow]:
     """Keyword hits. With the expanded OR query, each row's `extra["coverage"]` holds the share of keywords
     it contains and rows are re-ordered by bm25 score x coverage: one common word shared with a question
@@ -420,7 +365,7 @@ def path_context(path: str) -> str:
 
 
 def _identifier_rows(
-    store: Store, identifiers: Sequence[str], model: str, sources: Sequence[str], limit: int
+    store: IndexStore, identifiers: Sequence[str], model: str, sources: Sequence[str], limit: int
 ) -> list[SearchRow]:
     """Chunks holding an identifier of the query verbatim (found by its FTS phrase, checked on the text)."""
     rows: dict[str, SearchRow] = {}
@@ -496,10 +441,10 @@ _PREFIXABLE = re.compile(r"[a-z0-9]{3,}")
 def _word_or_its_forms(term: str) -> str:
     """A plain word of 3+ letters as an FTS5 prefix ("run" also finds "runs", "running"); anything else as
     it is. The index does not stem, and a question rarely uses the note's exact form of a verb."""
-    return _quote(term) + "*" if _PREFIXABLE.fullmatch(term) else _quote(term)
+    return quote_term(term) + "*" if _PREFIXABLE.fullmatch(term) else quote_term(term)
 
 
-def _all_keywords_ids(store: Store, query: str, model: str, sources: Sequence[str], limit: int) -> set[str]:
+def _all_keywords_ids(store: IndexStore, query: str, model: str, sources: Sequence[str], limit: int) -> set[str]:
     """Chunks holding every keyword of the query (stop words aside; each word in any of its forms): the only
     keyword matches strong enough to be shown below minScore. A chunk sharing one word with an off-topic
     question is not."""
@@ -520,7 +465,7 @@ def _query_vector(provider: EmbeddingProvider, query: str) -> np.ndarray | None:
 
 
 def _vector_rows(
-    store: Store, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int
+    store: IndexStore, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int
 ) -> list[SearchRow]:
     return [] if vector is None else store.vector_search(vector, model, sources, limit)
 
@@ -539,7 +484,7 @@ def top_count(limit: int) -> int:
     return max(WINDOW_CANDIDATES, WINDOW_CANDIDATES_PER_RESULT * limit)
 
 
-def window_vectors_of(store: Store, rows: Sequence[SearchRow], cache: dict[str, np.ndarray] | None) -> dict:
+def window_vectors_of(store: IndexStore, rows: Sequence[SearchRow], cache: dict[str, np.ndarray] | None) -> dict:
     """The rows' stored window vectors, read once per search (`cache` holds what was already read)."""
     if cache is None:
         return store.window_vectors([r.id for r in rows])
@@ -550,7 +495,7 @@ def window_vectors_of(store: Store, rows: Sequence[SearchRow], cache: dict[str, 
 
 
 def calibrate_hits(
-    store: Store,
+    store: IndexStore,
     calibration: Calibration,
     hits: list[Hit],
     terms: Sequence[str],
@@ -584,7 +529,7 @@ def calibrate_hits(
     return top
 
 
-def names_missing(store: Store, query: str, terms: Sequence[str], forms: bool) -> bool:
+def names_missing(store: IndexStore, query: str, terms: Sequence[str], forms: bool) -> bool:
     """The query names something (a capitalised keyword past its first word) that no indexed chunk holds."""
     names = named_terms(query, terms)
     if not names:
@@ -593,7 +538,7 @@ def names_missing(store: Store, query: str, terms: Sequence[str], forms: bool) -
     return len(store.terms_present(matches)) < len(set(matches))
 
 
-def query_today(store: Store, sources: Sequence[str], now_s: float, query: str) -> date:
+def query_today(store: IndexStore, sources: Sequence[str], now_s: float, query: str) -> date:
     """The day the query's relative times are read against: today, or the newest daily log's day when the
     workspace is an archive (`dates.anchor_day`). The files are only listed when the query says such a time."""
     today = datetime.fromtimestamp(now_s, timezone.utc).date()
@@ -605,13 +550,14 @@ def query_today(store: Store, sources: Sequence[str], now_s: float, query: str) 
 
 
 def _blend_windows(
-    store: Store,
+    store: IndexStore,
     provider: EmbeddingProvider,
     query_cfg: QueryConfig,
     hits: list[Hit],
     query: str,
     vector: np.ndarray | None,
     limit: int,
+    trace: SearchTrace | None = None,
     cache: dict[str, np.ndarray] | None = None,
 ) -> list[Hit]:
     """Hybrid min-max hits re-scored with their best window (window_blend.py), when windows are stored."""
@@ -620,20 +566,23 @@ def _blend_windows(
 
     weight = query_cfg.hybrid.window_weight
     plan = window_plan(provider)
-    if weight <= 0 or plan is None or vector is None or not hits or not hasattr(store, "window_vectors"):
+    if weight <= 0 or plan is None or vector is None or not hits:
         return hits
     rows = [h.row for h in hits[: top_count(limit)]]
     vectors = window_vectors_of(store, rows, cache)
     weights = query_cfg.hybrid.normalized_weights()
     terms = expand_query_terms(query)
-    held = store.terms_held([r.id for r in rows], terms) if hasattr(store, "terms_held") else {}
+    held = store.terms_held([r.id for r in rows], terms)
     context = {key: {fold_term(t) for t in found} for key, found in held.items()}
-    windows = best_window_scores(rows, vectors, vector, terms, plan, weights, path_context, context)
+    best: dict[str, tuple[str, float]] | None = {} if trace is not None else None
+    windows = best_window_scores(rows, vectors, vector, terms, plan, weights, path_context, context, best)
     if not windows:
         return hits
     scores = blend({h.row.id: h.score for h in hits}, windows, weight)
     for hit in hits:
         hit.score = scores[hit.row.id]
+    if trace is not None and best is not None:
+        trace.stage("window", "best window", hits, lambda h: window_detail(h, best, weight))
     return sort_hits(hits)
 
 
@@ -669,7 +618,7 @@ def keyword_only_hits(keyword: Sequence[SearchRow]) -> list[Hit]:
 
 
 def _fuse(
-    store: Store, query_cfg: QueryConfig, mode: SearchMode, vector: list[SearchRow], keyword: list[SearchRow]
+    store: IndexStore, query_cfg: QueryConfig, mode: SearchMode, vector: list[SearchRow], keyword: list[SearchRow]
 ) -> list[Hit]:
     if mode == "keyword":
         return keyword_only_hits(keyword)
@@ -687,7 +636,7 @@ def _merge_rows(first: list[SearchRow], extra: list[SearchRow]) -> list[SearchRo
 
 
 def _apply_min_score(
-    store: Store,
+    store: IndexStore,
     hits: list[Hit],
     threshold: float,
     query: str,
@@ -732,7 +681,7 @@ def select_results(hits: list[Hit], query_cfg: QueryConfig, limit: int) -> list[
 
 
 def run_search(
-    store: Store,
+    store: IndexStore,
     provider: EmbeddingProvider | None,
     model: str,
     query_cfg: QueryConfig,
@@ -746,17 +695,19 @@ def run_search(
     session_key: str | None = None,
     now: datetime | float | None = None,
     hybrid_keyword_query: Literal["and", "or"] | None = None,
+    explain: bool = False,
     default_min_score: float | None = None,
 ) -> SearchResponse:
     """Search the index: keyword side (+ identifier phrases) and vector side -> fusion (min-max, weighted or
-    RRF) -> date boost -> identifiers first -> temporal decay -> minScore -> MMR/limit -> citations.
+    RRF) -> date boost -> identifiers first -> temporal decay -> calibrated scores -> minScore / answer
+    floor -> MMR/limit -> citations.
 
     Returns `max_results` results (config `maxResults` by default): the injection budget is the QMD
     backend's (`apply_injection_budget`). The keyword side is the OR query (stop words dropped) unless
-    `query.hybrid.keywordQuery` (or `hybrid_keyword_query`) says "and". Never silently empty: when minScore
-    removes every hit but some chunks hold every keyword, those are returned and the response says so.
-    `citations` defaults to "off" so that library/CLI callers get plain snippets; the memory_search tool
-    passes the configured mode and its session key. `now` (tests fix it) anchors relative dates and decay.
+    `query.hybrid.keywordQuery` (or `hybrid_keyword_query`) says "and". `citations` defaults to "off" so that
+    library/CLI callers get plain snippets; the memory_search tool passes the configured mode and its session
+    key. `now` (tests fix it) anchors relative dates and decay. `explain` gives each result the score after
+    every stage (`SearchResult.explain`, retrieval/explain.py).
 
     Scores: with `query.scoring = "calibrated"` and a model that has a calibration (calibration.py), each
     result's score is its estimated chance of holding the answer, whatever else was found; the order stays
@@ -800,14 +751,25 @@ def run_search(
 
     windows: dict[str, np.ndarray] = {}
     hits = _fuse(store, query_cfg, mode, vector, keyword)
+    trace = _start_trace(store, query_cfg, mode, vector, keyword, hits) if explain else None
     if mode == "hybrid" and provider is not None and query_cfg.hybrid.mode == "minmax" and store.fts.available:
-        hits = _blend_windows(store, provider, query_cfg, hits, what, query_vector, limit, windows)
+        hits = _blend_windows(store, provider, query_cfg, hits, what, query_vector, limit, trace, windows)
     hits = boost_dates(hits, cleaned, today, ranges, relative=relative)
+    if trace is not None:
+        trace.stage("date", "date boost", hits, lambda h: "a daily log of a time the query names")
     hits = boost_identifiers(hits, identifiers)
+    if trace is not None:
+        held = lambda h: ", ".join(i for i in identifiers if holds_identifier(h.row.text, i))  # noqa: E731
+        trace.stage("identifier", "identifier boost", hits, lambda h: f"holds {held(h)} verbatim")
     decay_cfg = query_cfg.temporal_decay
     if decay_cfg.enabled and hits:
         mtimes = _session_mtimes(store, hits)
         hits = apply_temporal_decay(hits, decay_cfg.half_life_days, now_s, mtimes, decay_cfg.floor)
+        if trace is not None:
+            cfg = decay_cfg
+            trace.stage(
+                "decay", "temporal decay", hits, lambda h: decay_detail(h, cfg.half_life_days, now_s, mtimes, cfg.floor)
+            )
 
     calibration = calibration_for(model, query_cfg.scoring) if query_vector is not None else None
     if calibration is not None and hits:
@@ -815,6 +777,8 @@ def run_search(
         forms = query_cfg.word_forms
         missing = names_missing(store, what, terms, forms)
         hits = calibrate_hits(store, calibration, hits, terms, missing, query_vector, ranges, forms, limit, windows)
+        if trace is not None:
+            trace.stage("calibrated", "estimated chance", hits, lambda h: "the chance it holds the answer")
     if min_score is not None:
         threshold = min_score
     elif strict or calibration is None:
@@ -827,9 +791,15 @@ def run_search(
     passing, relaxed = _apply_min_score(
         store, hits, threshold, what, model, sources, candidates, relax=not strict, abstain_below=abstain
     )
+    if trace is not None:
+        floor = max(threshold, abstain)
+        why = f"below {floor:g}, kept: it holds every keyword" if relaxed else f">= minScore {threshold:g}"
+        trace.stage("minScore", "minScore", passing, lambda h: why)
     passing, rerank_notice = rerank_hits(  # off by default
         query_cfg.rerank, cleaned, passing, identifiers, keep_scores=calibration is not None
     )
+    if trace is not None:
+        trace.stage("rerank", "reranker", passing, lambda h: f"reranked ({query_cfg.rerank.weight:g} reranker weight)")
     kept = select_results(passing, query_cfg, limit)
     notice = None
     if relaxed:
@@ -843,6 +813,29 @@ def run_search(
     notice = join_notices(notice, rerank_notice)
     words = query_words(query)
     results = [_to_result(h, query_cfg.snippet_max_chars, mode, words) for h in kept]
+    if trace is not None:
+        for result, hit in zip(results, kept, strict=True):
+            result.explain = trace.for_hit(hit)
     results = finish_results(results, citations_enabled(citations, session_key))
     scoring = "calibrated" if calibration is not None else "fused"
     return SearchResponse(results, provider_name, model, label, notice=notice, relaxed=relaxed, scoring=scoring)
+
+
+def _start_trace(
+    store: IndexStore,
+    query_cfg: QueryConfig,
+    mode: str,
+    vector: list[SearchRow],
+    keyword: list[SearchRow],
+    hits: list[Hit],
+) -> SearchTrace:
+    """The explanation's first stage: both sides' raw scores and the fused score (explain=True only)."""
+    weights: tuple[float, float] | None = None
+    if mode == "hybrid":
+        weights = query_cfg.hybrid.normalized_weights() if store.fts.available else (1.0, 0.0)
+    trace = SearchTrace(mode, query_cfg.hybrid.mode if mode == "hybrid" else None, weights)
+    trace.inputs(vector, keyword, bm25_rank_to_score)
+    by_coverage = mode == "keyword" and bool(hits) and not any(-r.score >= UNINFORMATIVE_BM25 for r in keyword)
+    label = fusion_label(mode, query_cfg.hybrid.mode, by_coverage)
+    trace.stage("fusion", "fusion", hits, lambda h: label)
+    return trace
