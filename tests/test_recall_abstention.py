@@ -236,3 +236,12 @@ def test_memory_search_tool_reads_as_no_memory_not_an_error(team) -> None:
     assert "error" not in out and out["results"] == [] and "minScore 0.999" in out["notice"]
     answered = tools.call(MEMORY_SEARCH, {"query": "which payroll vendor did we pick"})
     assert answered["results"] and answered["results"][0]["path"] == "MEMORY.md"
+
+
+def test_a_query_in_another_script_keeps_the_fused_score(team) -> None:
+    """The calibration was fitted on English questions: a CJK or Cyrillic query keeps the fused score and the
+    model's floor (never the English answer floor)."""
+    _, _, index = team
+    assert _search(index, "予算はいくらですか").scoring == "fused"
+    assert _search(index, "Какой бюджет?").scoring == "fused"
+    assert _search(index, "café budget für Zürich").scoring == "calibrated"

@@ -60,11 +60,23 @@ E5_CALIBRATION = Calibration(
 CALIBRATIONS: dict[str, Calibration] = {"multilingual-e5-small": E5_CALIBRATION}
 
 
-def calibration_for(model: str | None, scoring: str) -> Calibration | None:
-    """The calibration in force for an index of `model` vectors, or None (fused scores: the spec's)."""
+def calibration_for(model: str | None, scoring: str, query: str | None = None) -> Calibration | None:
+    """The calibration in force for an index of `model` vectors and this query, or None (fused scores: the
+    spec's). The calibrations were fitted on English questions: a query with letters of another script (CJK,
+    Cyrillic, ...) keeps the fused score, whose floor was measured for them (bench/quality/cjk_eval.py: with
+    the English calibration, 39 % of the CJK set's questions came back empty)."""
     if scoring != "calibrated" or model is None:
         return None
+    if query is not None and not latin_letters(query):
+        return None
     return CALIBRATIONS.get(model)
+
+
+def latin_letters(text: str) -> bool:
+    """Every letter of the text is a Latin one (accents included)."""
+    import unicodedata
+
+    return all(unicodedata.name(ch, "").startswith("LATIN") for ch in text if ch.isalpha())
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)

@@ -771,7 +771,7 @@ def run_search(
                 "decay", "temporal decay", hits, lambda h: decay_detail(h, cfg.half_life_days, now_s, mtimes, cfg.floor)
             )
 
-    calibration = calibration_for(model, query_cfg.scoring) if query_vector is not None else None
+    calibration = calibration_for(model, query_cfg.scoring, cleaned) if query_vector is not None else None
     if calibration is not None and hits:
         terms = expand_query_terms(what)
         forms = query_cfg.word_forms
