@@ -469,15 +469,88 @@ def _load_json_object(path: Path) -> dict[str, Any]:
 
 
 def _write_with_backup(path: Path, data: dict[str, Any], written: dict[str, Any]) -> None:
+    """Replace `path` atomically with `data` as JSON; an existing file is copied to a dated backup first and
+    the new file (and the backup) keep its permission bits; a new file is user-only (0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = 0o600
     if path.exists():
+        mode = path.stat().st_mode & 0o777
         backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
         n = 1
         while backup.exists():
             n += 1
             backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
-        backup.write_bytes(path.read_bytes())
+        fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(path.read_bytes())
         written["backups"].append(str(backup))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    os.chmod(tmp, mode)  # O_CREAT's mode is filtered by the umask
     os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# `mdrecall install openclaw`: mdrecall as OpenClaw's memory (an MCP server; OpenClaw's memory plugin off)
+# ---------------------------------------------------------------------------------------------------------
+
+OPENCLAW_SERVER = "mdrecall"
+
+
+def merge_openclaw_config(
+    existing: Mapping[str, Any], base: list[str], env: Mapping[str, str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """OpenClaw's config with `mcp.servers.mdrecall` (stdio: `<base> mcp`) and `plugins.slots.memory = "none"`.
+
+    OpenClaw names an MCP server's tools `<server>__<tool>` (`mdrecall__memory_search`), and with the memory
+    slot set to "none" its own `memory_search` / `memory_get` are gone: the agent sees one set of memory tools.
+    Everything else in the config is kept. Returns the merged config and notes on what changed besides.
+    """
+    from mdrecall.config.openclaw import deep_merge
+
+    notes: list[str] = []
+    server: dict[str, Any] = {"command": base[0], "args": [*base[1:], "mcp"]}
+    if env:
+        server["env"] = dict(env)
+    slots = existing.get("plugins", {}).get("slots", {}) if isinstance(existing.get("plugins"), Mapping) else {}
+    previous = slots.get("memory") if isinstance(slots, Mapping) else None
+    if isinstance(previous, str) and previous not in ("none", ""):
+        notes.append(f'plugins.slots.memory was "{previous}"; now "none" (mdrecall serves memory)')
+    servers = existing.get("mcp", {}).get("servers") if isinstance(existing.get("mcp"), Mapping) else None
+    if isinstance(servers, Mapping) and OPENCLAW_SERVER in servers:
+        notes.append(f"mcp.servers.{OPENCLAW_SERVER} replaced")
+    merged = deep_merge(existing, {"plugins": {"slots": {"memory": "none"}}})
+    mcp = dict(merged.get("mcp") or {}) if isinstance(merged.get("mcp"), Mapping) else {}
+    mcp_servers = dict(mcp.get("servers") or {}) if isinstance(mcp.get("servers"), Mapping) else {}
+    mcp_servers[OPENCLAW_SERVER] = server  # replaced whole: no stale args from an earlier install
+    mcp["servers"] = mcp_servers
+    merged["mcp"] = mcp
+    return merged, notes
+
+
+def install_openclaw(config_file: Path, base: list[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Merge mdrecall into OpenClaw's config file (JSON5 read, JSON written); the old file is backed up."""
+    from mdrecall.config.openclaw import load_openclaw_config
+    from mdrecall.errors import ConfigError
+
+    written: dict[str, Any] = {"config": str(config_file), "backups": [], "notes": []}
+    current: dict[str, Any] = {}
+    if config_file.exists():
+        try:
+            current = load_openclaw_config(config_file)
+            text = config_file.read_text(encoding="utf-8-sig")
+        except (ConfigError, OSError) as err:
+            raise MdrecallError(f"{err}; nothing changed") from None
+        try:
+            json.loads(text)
+        except ValueError:  # JSON5 (comments, unquoted keys): the rewrite is plain JSON, the backup keeps the rest
+            written["notes"].append("the file was JSON5: it is rewritten as JSON (comments are kept in the backup)")
+        if any(isinstance(v, str) and k == "$include" for k, v in current.items()):
+            written["notes"].append("$include at the top level is kept; included files are not changed")
+    merged, notes = merge_openclaw_config(current, base, env)
+    written["notes"].extend(notes)
+    _write_with_backup(config_file, merged, written)
+    written["server"] = merged["mcp"]["servers"][OPENCLAW_SERVER]
+    return written

@@ -1,23 +1,28 @@
 """Read an OpenClaw installation's config and state layout, so mdrecall can serve the same agent's memory.
 
-Where things are (as OpenClaw resolves them):
+Follows OpenClaw 2026.9 and still reads the older names its doctor migrates away:
 - state dir: `state_dir`, else $OPENCLAW_STATE_DIR, else `~/.openclaw` (or a legacy `~/.moltbot` when only
-  that exists);
-- config: `config_path`, else $OPENCLAW_CONFIG_PATH, else `<state>/openclaw.json` (JSON5);
-- OpenClaw's own index (`<state>/memory/<agentId>.sqlite` or `memorySearch.store.path`) is never opened:
-  mdrecall's index for an OpenClaw agent lives in mdrecall's state dir ($MDRECALL_STATE_DIR or ~/.mdrecall),
-  `openclaw/<agentId>-<workspace key>.sqlite`. The two differ in meta, provider key and FTS text, so
-  sharing a file would make each rebuild the other's; mdrecall reads OpenClaw's config, workspace and
-  transcripts and writes none of OpenClaw's files;
-- sessions: `<state>/agents/<agentId>/sessions`;
-- workspace: `agents.list[n].workspace`, else for the default agent `agents.defaults.workspace` or
-  `~/.openclaw/workspace`, else (other agents) `<state>/workspace-<agentId>`.
+  that exists); config: `config_path`, else $OPENCLAW_CONFIG_PATH, else `<state>/openclaw.json` (JSON5);
+- agents: keyed `agents.entries.<id>` (or the older `agents.list[]`); the default agent is the one marked
+  `default: true`, else the first, else `main`;
+- workspace: the agent's `workspace`; else (default agent) `agents.defaults.workspace`, $OPENCLAW_WORKSPACE_DIR
+  or `<state>/workspace`; else (other agents) `<agents.defaults.workspace>/<id>` or `<state>/workspace-<id>`;
+- memory search settings: `memory.search` over `agents.defaults.memorySearch` over a top-level `memorySearch`,
+  then the agent's `memory.search` / `memorySearch` (objects merge key by key, anything else is replaced),
+  plus `memory.citations`, `memory.backend` and `memory.qmd`;
+- embedding keys and endpoints: `memory.search.remote.*`, else `models.providers.<openai|google|voyage>`
+  (`apiKey` as a literal, `${VAR}` or an env SecretRef), else the provider's environment variable. A provider
+  naming a custom `models.providers.<id>` with an OpenAI-compatible API is served as `openai` at its
+  `baseUrl`. Auth profiles (OpenClaw's SQLite credential store) and file/exec secrets are not read: a warning
+  names each one;
+- OpenClaw's own index and transcripts (2026.9 keeps transcripts in `<agentDir>/openclaw-agent.sqlite`) are
+  never opened; JSONL transcripts under `<state>/agents/<id>/sessions` (older versions) are read when the
+  sessions source is on. mdrecall's index lives in mdrecall's state dir ($MDRECALL_STATE_DIR or ~/.mdrecall),
+  `openclaw/<agentId>-<workspace key>.sqlite`; no OpenClaw file is ever written.
 
-The memory config is `agents.defaults.memorySearch` deep-merged with the agent's `agents.list[n].memorySearch`
-(objects merge key by key, anything else is replaced), plus `memory.citations` and `memory.backend`. Our
-`MemoryConfig` uses the same camelCase keys; OpenClaw keys it does not know are dropped with a warning, while
-a known key with a wrong value still fails with a ConfigError naming the key. `${VAR}` in strings is replaced
-by the environment variable, as OpenClaw does.
+Our `MemoryConfig` uses the same camelCase keys; OpenClaw keys it does not know are dropped with a warning,
+while a known key with a wrong value still fails with a ConfigError naming the key. `${VAR}` in strings is
+replaced by the environment variable, as OpenClaw does.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from mdrecall.errors import ConfigError
 
 STATE_DIR_ENV = "OPENCLAW_STATE_DIR"
 CONFIG_PATH_ENV = "OPENCLAW_CONFIG_PATH"
+WORKSPACE_DIR_ENV = "OPENCLAW_WORKSPACE_DIR"
 CONFIG_FILENAME = "openclaw.json"
 LEGACY_STATE_DIRS = (".moltbot", ".clawdbot")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -123,12 +129,30 @@ def _section(data: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
     return dict(node) if isinstance(node, Mapping) else {}
 
 
-def _agent_entries(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _roster(raw: Mapping[str, Any]) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    """("agents.entries" | "agents.list", [(where, entry with its "id")]): keyed entries (2026.9) or the older list."""
     agents = raw.get("agents")
-    entries = agents.get("list") if isinstance(agents, Mapping) else None
-    if not isinstance(entries, list):
-        return []
-    return [dict(e) for e in entries if isinstance(e, Mapping) and isinstance(e.get("id"), str)]
+    if not isinstance(agents, Mapping):
+        return "agents.entries", []
+    entries = agents.get("entries")
+    if isinstance(entries, Mapping):
+        return "agents.entries", [
+            (f"agents.entries.{key}", {**dict(value), "id": str(key)})
+            for key, value in entries.items()
+            if isinstance(value, Mapping)
+        ]
+    listed = agents.get("list")
+    if isinstance(listed, list):
+        return "agents.list", [
+            (f"agents.list[{position}]", dict(e))
+            for position, e in enumerate(listed)
+            if isinstance(e, Mapping) and isinstance(e.get("id"), str)
+        ]
+    return "agents.entries", []
+
+
+def _agent_entries(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [entry for _, entry in _roster(raw)[1]]
 
 
 def _normalize_id(agent_id: str) -> str:
@@ -136,20 +160,20 @@ def _normalize_id(agent_id: str) -> str:
 
 
 def default_agent_id(raw: Mapping[str, Any]) -> str:
-    """The entry marked `default: true`, else the first listed agent, else `main`."""
+    """The one entry marked `default: true`, else the first listed agent, else `main`."""
     entries = _agent_entries(raw)
-    for entry in entries:
-        if entry.get("default") is True:
-            return _normalize_id(entry["id"])
+    marked = [e for e in entries if e.get("default") is True]
+    if marked:
+        return _normalize_id(marked[0]["id"])
     return _normalize_id(entries[0]["id"]) if entries else DEFAULT_AGENT_ID
 
 
-def find_agent(raw: Mapping[str, Any], agent_id: str) -> tuple[int, dict[str, Any]] | None:
-    """(index in agents.list, entry) of the agent with this id (case-insensitive), if listed."""
+def find_agent(raw: Mapping[str, Any], agent_id: str) -> tuple[str, dict[str, Any]] | None:
+    """(where in the config, entry) of the agent with this id (case-insensitive), if listed."""
     wanted = _normalize_id(agent_id)
-    for position, entry in enumerate(_agent_entries(raw)):
+    for where, entry in _roster(raw)[1]:
         if _normalize_id(entry["id"]) == wanted:
-            return position, entry
+            return where, entry
     return None
 
 
@@ -254,35 +278,151 @@ def _drop_gguf_model(memory_search: dict[str, Any], warnings: list[str]) -> dict
     return memory_search
 
 
+# Where OpenClaw keeps memory search settings, oldest name first: later ones win (as its doctor merges them).
+_SEARCH_PATHS = (("memorySearch",), ("agents", "defaults", "memorySearch"), ("memory", "search"))
+_AGENT_SEARCH_PATHS = (("memorySearch",), ("memory", "search"))
+_MEMORY_KEYS = ("citations", "backend", "qmd")
+# memory.* sections that shape OpenClaw's own engine only (dreaming, admission, ...): not mdrecall's business
+_MEMORY_IGNORED_QUIETLY = ("search",)
+
+
+def _search_sections(raw: Mapping[str, Any], agent_id: str, origin: str, warnings: list[str]) -> tuple[dict, str]:
+    merged: dict[str, Any] = {}
+    used: list[str] = []
+    for path in _SEARCH_PATHS:
+        section = _section(raw, *path)
+        if section:
+            merged = deep_merge(merged, section)
+            used.append(".".join(path))
+    found = find_agent(raw, agent_id)
+    if found is not None:
+        where, entry = found
+        for path in _AGENT_SEARCH_PATHS:
+            section = _section(entry, *path)
+            if section:
+                merged = deep_merge(merged, section)
+                used.append(f"{where}.{'.'.join(path)}")
+    elif _agent_entries(raw):
+        warnings.append(f"agent {agent_id!r} is not in {_roster(raw)[0]}; using the defaults")
+    return merged, f"{origin}: {' + '.join(used) or 'memory.search'}"
+
+
 def memory_config_from_openclaw(
     raw: Mapping[str, Any], agent_id: str, origin: str = "(OpenClaw config)"
 ) -> tuple[MemoryConfig, list[str]]:
-    """The agent's MemoryConfig from a parsed OpenClaw config, and the warnings about what was dropped."""
+    """The agent's MemoryConfig from a parsed OpenClaw config, and the warnings about what was dropped.
+
+    Reads `memory.search` (OpenClaw 2026.9) on top of the older `agents.defaults.memorySearch` / top-level
+    `memorySearch`, then the agent's `memory.search` / `memorySearch` override; the embedding provider's key
+    and endpoint come from `models.providers.<id>` when `memory.search` does not set them.
+    """
     warnings: list[str] = []
-    merged = _section(raw, "agents", "defaults", "memorySearch")
-    where = f"{origin}: agents.defaults.memorySearch"
-    found = find_agent(raw, agent_id)
-    if found is not None:
-        position, entry = found
-        override = entry.get("memorySearch")
-        if isinstance(override, Mapping):
-            merged = deep_merge(merged, override)
-            where += f" + agents.list[{position}].memorySearch"
-    elif _agent_entries(raw):
-        warnings.append(f"agent {agent_id!r} is not in agents.list; using agents.defaults")
+    merged, where = _search_sections(raw, agent_id, origin, warnings)
     merged = _expand_env(merged, "memorySearch", warnings)
     merged = _drop_gguf_model(_move_hybrid_sections(merged), warnings)
+    merged = _provider_from_openclaw(merged, raw, warnings)
     memory = _section(raw, "memory")
-    for key in ("citations", "backend", "qmd"):
+    for key in _MEMORY_KEYS:
         if key in memory:
             if key in merged:
                 warnings.append(f"memorySearch.{key}: overridden by memory.{key}")
             merged[key] = memory[key]
     for key in memory:
-        if key not in ("citations", "backend", "qmd"):
+        if key not in _MEMORY_KEYS and key not in _MEMORY_IGNORED_QUIETLY:
             warnings.append(f"memory.{key}: not supported by mdrecall; ignored")
     kept = _session_source_rule(_drop_unsupported(merged, MemoryConfig, "memorySearch.", warnings), warnings)
     return parse_config(kept, where), warnings
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Embedding provider, keys and endpoints from OpenClaw's model providers
+# ---------------------------------------------------------------------------------------------------------
+
+# mdrecall provider -> the models.providers ids OpenClaw takes its key (and endpoint) from
+_PROVIDER_SOURCES = {"openai": ("openai",), "gemini": ("google", "gemini"), "voyage": ("voyage",)}
+_OPENAI_APIS = ("openai-completions", "openai-responses", "openai", "ollama")
+_KNOWN_PROVIDERS = ("auto", "local", "openai", "gemini", "voyage", "none")
+_PROFILE_REF = re.compile(r"^[A-Za-z0-9._-]+:[A-Za-z0-9._-]+$")  # `openclaw models auth` profile ids: name:profile
+
+
+def _secret(value: Any, where: str, warnings: list[str]) -> str | None:
+    """A key from config: a literal, `${VAR}` (already expanded) or a SecretRef `{source: "env", id: VAR}`.
+
+    File/exec SecretRefs and auth-profile ids (`name:profile`, kept in OpenClaw's credential store) are not
+    read: one warning names them, and the provider's environment variable still applies.
+    """
+    if isinstance(value, Mapping):
+        if value.get("source") == "env" and isinstance(value.get("id"), str):
+            found = os.environ.get(value["id"], "").strip()
+            if not found:
+                warnings.append(f"{where}: environment variable {value['id']} is not set")
+            return found or None
+        warnings.append(f"{where}: a {value.get('source')!r} secret reference is not read by mdrecall; ignored")
+        return None
+    if not isinstance(value, str) or not value.strip() or value.startswith("${"):
+        return None
+    if _PROFILE_REF.match(value.strip()):
+        warnings.append(
+            f"{where}: names the auth profile {value.strip()!r}; mdrecall does not read OpenClaw's credential "
+            "store: set memory.search.remote.apiKey or the provider's environment variable"
+        )
+        return None
+    return value.strip()
+
+
+def _provider_from_openclaw(
+    memory_search: dict[str, Any], raw: Mapping[str, Any], warnings: list[str]
+) -> dict[str, Any]:
+    """Map OpenClaw's provider choice onto mdrecall's: custom `models.providers.<id>` with an OpenAI-compatible
+    API become `openai` at that endpoint, `openai-compatible` becomes `openai`, and the provider's `apiKey` /
+    `baseUrl` fill `[openai]`/`[gemini]`/`[voyage]` (memory.search.remote.* still wins)."""
+    providers = _section(raw, "models", "providers")
+    providers = _expand_env(providers, "models.providers", warnings)
+    out = dict(memory_search)
+    chosen = out.get("provider")
+    if chosen == "openai-compatible":
+        out["provider"] = chosen = "openai"
+    elif isinstance(chosen, str) and chosen not in _KNOWN_PROVIDERS:
+        custom = providers.get(chosen)
+        api = custom.get("api") if isinstance(custom, Mapping) else None
+        if isinstance(custom, Mapping) and api in _OPENAI_APIS:
+            base = str(custom.get("baseUrl") or "").rstrip("/")
+            if api == "ollama" and base and not base.endswith("/v1"):
+                base += "/v1"  # Ollama's OpenAI-compatible endpoints
+            section = dict(out.get("openai") or {})
+            if base:
+                section.setdefault("baseUrl", base)
+            key = _secret(custom.get("apiKey"), f"models.providers.{chosen}.apiKey", warnings)
+            if key:
+                section.setdefault("apiKey", key)
+            out["openai"] = section
+            out["provider"] = "openai"
+            return out
+        warnings.append(
+            f"memorySearch.provider: {chosen!r} is not supported by mdrecall (local, openai, gemini, voyage, "
+            "an OpenAI-compatible models.providers entry, or none); the default provider is used"
+        )
+        out.pop("provider")
+        chosen = None
+    for name, sources in _PROVIDER_SOURCES.items():
+        for source in sources:
+            entry = providers.get(source)
+            if not isinstance(entry, Mapping):
+                continue
+            section = dict(out.get(name) or {})
+            key = _secret(entry.get("apiKey"), f"models.providers.{source}.apiKey", warnings)
+            if key and not section.get("apiKey"):
+                section["apiKey"] = key
+            if isinstance(entry.get("baseUrl"), str) and entry["baseUrl"].strip() and not section.get("baseUrl"):
+                section["baseUrl"] = entry["baseUrl"].strip()
+            if section:
+                out[name] = section
+            break
+    remote = out.get("remote")
+    if isinstance(remote, Mapping) and "apiKey" in remote:
+        key = _secret(remote["apiKey"], "memorySearch.remote.apiKey", warnings)
+        out["remote"] = {**remote, "apiKey": key} if key else {k: v for k, v in remote.items() if k != "apiKey"}
+    return out
 
 
 def _session_source_rule(memory_search: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
@@ -316,17 +456,30 @@ def flush_settings_from_openclaw(raw: Mapping[str, Any], agent_id: str | None = 
 
 
 def agent_workspace(raw: Mapping[str, Any], agent_id: str, state_dir: Path) -> Path:
-    """The agent's workspace folder, resolved the way OpenClaw does (see the module docstring)."""
+    """The agent's workspace folder, resolved the way OpenClaw 2026.9 does.
+
+    The agent's own `workspace`; else for the default agent `agents.defaults.workspace`, else
+    $OPENCLAW_WORKSPACE_DIR, else `<state dir>/workspace`; for other agents `<agents.defaults.workspace>/<id>`,
+    else `<state dir>/workspace-<id>`.
+    """
     found = find_agent(raw, agent_id)
     configured = found[1].get("workspace") if found else None
     if isinstance(configured, str) and configured.strip():
-        return Path(os.path.expandvars(configured.strip())).expanduser().resolve()
+        return _user_path(configured)
+    fallback = _section(raw, "agents", "defaults").get("workspace")
+    fallback = fallback.strip() if isinstance(fallback, str) and fallback.strip() else None
     if _normalize_id(agent_id) == default_agent_id(raw):
-        fallback = _section(raw, "agents", "defaults").get("workspace")
-        if isinstance(fallback, str) and fallback.strip():
-            return Path(os.path.expandvars(fallback.strip())).expanduser().resolve()
-        return (Path.home() / ".openclaw" / "workspace").resolve()
+        if fallback:
+            return _user_path(fallback)
+        env = os.environ.get(WORKSPACE_DIR_ENV, "").strip()
+        return _user_path(env) if env else state_dir / "workspace"
+    if fallback:
+        return _user_path(fallback) / _normalize_id(agent_id)
     return state_dir / f"workspace-{_normalize_id(agent_id)}"
+
+
+def _user_path(value: str) -> Path:
+    return Path(os.path.expandvars(value.strip())).expanduser().resolve()
 
 
 def resolve_openclaw_settings(
@@ -358,6 +511,12 @@ def resolve_openclaw_settings(
     if db_path is None and ws.is_dir():
         db_path = mdrecall_index_path(agent, ws.resolve())
     settings = resolve_settings(workspace=ws, agent_id=agent, state_dir=state, config=config, db_path=db_path)
+    agent_db = state / "agents" / agent / "agent" / "openclaw-agent.sqlite"
+    if "sessions" in config.sources and not settings.sessions_dir.is_dir() and agent_db.is_file():
+        warnings.append(
+            f"sessions: this OpenClaw keeps transcripts in {agent_db}, which mdrecall does not read; "
+            "only the markdown memory is indexed"
+        )
     return dataclasses.replace(settings, config_path=used_path), warnings
 
 
