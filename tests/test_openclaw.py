@@ -97,7 +97,7 @@ def test_other_agents_default_to_their_own_workspace(openclaw_home: Path) -> Non
     state = (openclaw_home / ".openclaw").resolve()
     (state / "workspace-helper").mkdir()
     without_default = state / "bare.json"
-    without_default.write_text('{agents: {entries: {main: {}, helper: {}}}}', encoding="utf-8")
+    without_default.write_text("{agents: {entries: {main: {}, helper: {}}}}", encoding="utf-8")
     bare, _ = resolve_openclaw_settings(agent_id="helper", config_path=without_default)
     assert bare.workspace == state / "workspace-helper"
     explicit, _ = resolve_openclaw_settings(

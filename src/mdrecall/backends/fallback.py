@@ -1,5 +1,8 @@
 """`FallbackBackend`: a primary engine (qmd) in front of the builtin index, which answers whenever it cannot.
 
+"Cannot" is a failure (no binary, an error, a timeout, no embeddings for vsearch/query) and, unless
+`qmd.fallbackOnEmpty = false`, an empty answer: qmd `search` needs every term of the query in a note.
+
 The builtin index is kept in sync too, so a fallback answer is as fresh as the markdown. Every answer says
 which engine served it (`response.backend`) and, after a failure, why (`response.backend_fallback`); the
 next search tries the primary again, so a recovered sidecar serves again without a restart.
@@ -23,6 +26,29 @@ if TYPE_CHECKING:
     from mdrecall.retrieval.search import SearchMode, SearchResponse
 
 logger = logging.getLogger(__name__)
+EMPTY_REASON = "qmd found nothing"
+
+
+class Notices:
+    """Warnings said once per backend (one per CLI run or server): qmd's troubles (no binary, no embedding
+    model) would otherwise be repeated by every update and search."""
+
+    def __init__(self) -> None:
+        self._said: set[str] = set()
+        self._lock = threading.Lock()
+
+    def once(self, key: str, text: str | None = None) -> bool:
+        """Log `text` (default: `key`) as a warning the first time `key` comes up; True if logged now."""
+        with self._lock:
+            if key in self._said:
+                return False
+            self._said.add(key)
+        logger.warning("%s", text or key)
+        return True
+
+    def said(self, key: str) -> bool:
+        with self._lock:
+            return key in self._said
 
 
 class FallbackBackend:
@@ -47,6 +73,10 @@ class FallbackBackend:
             self.primary.refresh(changed=changed)
         if self.on_synced is not None:
             self.on_synced(report)
+
+    def already_said(self, reason: str) -> bool:
+        """Was this fallback reason already printed as a warning (the CLI then does not repeat it)?"""
+        return self.primary.notices.said(reason)
 
     # -- what only the builtin side has (the CLI prints the embedding model of `index`) ------------------
 
@@ -76,13 +106,15 @@ class FallbackBackend:
         respect_session_deltas: bool = False,
         chunk_progress: ChunkProgressFn | None = None,
     ) -> SyncReport:
-        """Sync the builtin index, then `qmd update` (+ `qmd embed` when due); a qmd failure is recorded, not raised."""
+        """Sync the builtin index, then `qmd update` (+ `qmd embed` when due and the search mode uses vectors);
+        a qmd failure is recorded and said once, not raised."""
         self._explicit_sync = True
         try:
             report = self.fallback.sync(force, reason, progress, respect_session_deltas, chunk_progress)
         finally:
             self._explicit_sync = False
-        self.primary.refresh(force=True, wait_embed=True)  # `mdrecall index`: the user waits for embed too
+        # `mdrecall index` waits for `qmd embed` only when the search mode uses vectors (vsearch, query)
+        self.primary.refresh(force=True, wait_embed=self.primary.needs_embeddings)
         return report
 
     def is_dirty(self) -> bool:
@@ -113,18 +145,36 @@ class FallbackBackend:
             response = self.primary.search(query, max_results, min_score, citations=citations, session_key=session_key)
         except Exception as err:  # whatever broke in the sidecar path, the builtin index answers
             reason = str(err) if isinstance(err, QmdError) else f"qmd backend error: {type(err).__name__}: {err}"
-            logger.warning("qmd search failed, the builtin index answers: %s", reason)
-            with contextlib.suppress(Exception):  # an index never built (qmd answered so far) is built now
-                self.fallback.ensure_fresh()
-            response = self.fallback.search(
-                query, max_results, min_score, mode, citations=citations, session_key=session_key
-            )
-            response.backend = "builtin"
-            response.backend_fallback = {"from": "qmd", "reason": reason}
+            self.primary.notices.once(reason, f"qmd search failed, the builtin index answers: {reason}")
+            response = self._builtin(query, max_results, min_score, mode, citations, session_key, reason)
             self.last_fallback = {"from": "qmd", "reason": reason, "at": int(time.time() * 1000)}
+        else:
+            if not response.results and response.notice is None and self.primary.cfg.fallback_on_empty:
+                # qmd `search` is all-terms BM25: a question worded unlike the note finds nothing there
+                builtin = self._builtin(query, max_results, min_score, mode, citations, session_key, EMPTY_REASON)
+                if builtin.results:
+                    response = builtin
+            self.last_fallback = None  # qmd works (it found something, or nothing)
         self.last_served = response.backend
-        if response.backend == "qmd":
-            self.last_fallback = None
+        return response
+
+    def _builtin(
+        self,
+        query: str,
+        max_results: int | None,
+        min_score: float | None,
+        mode: SearchMode,
+        citations: str,
+        session_key: str | None,
+        reason: str,
+    ) -> SearchResponse:
+        with contextlib.suppress(Exception):  # an index never built (qmd answered so far) is built now
+            self.fallback.ensure_fresh()
+        response = self.fallback.search(
+            query, max_results, min_score, mode, citations=citations, session_key=session_key
+        )
+        response.backend = "builtin"
+        response.backend_fallback = {"from": "qmd", "reason": reason}
         return response
 
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:

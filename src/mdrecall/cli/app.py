@@ -305,20 +305,21 @@ def search(
         _fresh(idx, quiet=as_json)
         response = idx.search(query, max_results=max_results, min_score=min_score)
         results = merge_overlapping(response.results, idx)
+        fallback = _fallback_note(idx, response)
         if as_json:
             _print_json([r.to_dict() for r in results])
             if response.notice:
                 _say(err, "note: ", response.notice)
-            if response.backend_fallback:
-                _say(err, "note: answered by the builtin index: ", response.backend_fallback["reason"])
+            if fallback:
+                _say(err, "note: answered by the builtin index: ", fallback)
             return
         if not results:
             _say(out, f"no results for {query!r} ({response.notice or 'nothing matched'})")
             return
         if response.notice:
             _say(out, ("note: ", "yellow"), response.notice)
-        if response.backend_fallback:
-            _say(out, ("note: ", "yellow"), "answered by the builtin index: ", response.backend_fallback["reason"])
+        if fallback:
+            _say(out, ("note: ", "yellow"), "answered by the builtin index: ", fallback)
         for rank, result in enumerate(results, 1):
             _say(
                 out,
@@ -330,6 +331,13 @@ def search(
         _say(out, (f"{len(results)} results · {response.mode} · {response.provider}", "dim"))
 
     _run(ctx, body)
+
+
+def _fallback_note(idx: MemoryBackend, response: Any) -> str | None:
+    """Why the builtin index answered, unless the backend already said it on stderr."""
+    reason = (response.backend_fallback or {}).get("reason")
+    said = getattr(idx, "already_said", None)
+    return reason if reason and not (said and said(reason)) else None
 
 
 def _whole_lines(idx: MemoryBackend, result: Any) -> str:

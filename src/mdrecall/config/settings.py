@@ -423,6 +423,9 @@ class QmdScopeConfig(_Section):
 class QmdConfig(_Section):
     command: str = "qmd"
     search_mode: Literal["search", "vsearch", "query"] = "search"
+    # qmd `search` needs every query term in a note: when it finds nothing, the builtin index answers
+    # (false: an empty qmd answer is final, as in OpenClaw's qmd sidecar)
+    fallback_on_empty: bool = True
     include_default_memory: bool = True
     paths: list[QmdPathConfig] = Field(default_factory=list)
     sessions: QmdSessionsConfig = Field(default_factory=QmdSessionsConfig)
