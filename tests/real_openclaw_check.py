@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,7 +75,7 @@ def model() -> Iterator[FakeChatModel]:
         yield fake
 
 
-def _install(root: Path, model: FakeChatModel) -> Install:
+def _install(root: Path, model: FakeChatModel, *options: str) -> Install:
     """A user's OpenClaw (a model provider, nothing about memory), then `mdrecall install openclaw`."""
     if not ENTRY.is_file() or not (NODE_BIN / "node").is_file():
         pytest.fail(f"the real OpenClaw is not installed under {REAL}: run `make test-openclaw`")
@@ -102,7 +103,7 @@ def _install(root: Path, model: FakeChatModel) -> Install:
     env = {**os.environ, "HOME": str(home), "OPENCLAW_STATE_DIR": str(state), "OPENCLAW_CONFIG_PATH": str(config)}
     env.pop("MDRECALL_STATE_DIR", None)
     done = subprocess.run(
-        [sys.executable, "-m", "mdrecall.cli", "install", "openclaw"],
+        [sys.executable, "-m", "mdrecall.cli", "install", "openclaw", *options],
         env=env,
         capture_output=True,
         text=True,
@@ -115,8 +116,10 @@ def _install(root: Path, model: FakeChatModel) -> Install:
 def _turn(install: Install, model: FakeChatModel) -> dict[str, Any]:
     """One embedded agent turn (`openclaw agent --local`); the model's requests are what the check reads."""
     model.requests.clear()
+    started = time.monotonic()
     done = install.openclaw("agent", "--local", "--agent", "main", "-m", QUESTION, "--json")
     assert done.returncode == 0, done.stderr[-3000:]
+    print(f"\nopenclaw agent turn ({len(model.requests)} model requests) in {time.monotonic() - started:.1f}s")
     return json.loads(done.stdout)
 
 
@@ -175,6 +178,17 @@ def test_without_the_slot_line_openclaws_memory_tools_come_back(tmp_path: Path, 
     _turn(install, model)
     offered = model.tool_names(model.requests[0])
     assert "memory_search" in offered and "mdrecall__memory_search" in offered
+
+
+def test_keep_memory_plugin_denies_its_tools(tmp_path: Path, model: FakeChatModel) -> None:
+    """`--keep-memory-plugin`: OpenClaw's memory plugin stays (its flush), its two tools are denied."""
+    install = _install(tmp_path, model, "--keep-memory-plugin")
+    install.edit_config(lambda c: c.setdefault("tools", {}).update({"toolSearch": False}))
+    _turn(install, model)
+    offered = model.tool_names(model.requests[0])
+    assert "mdrecall__memory_search" in offered and "memory_search" not in offered and "memory_get" not in offered
+    path, text = _top_hit(model)
+    assert path == "memory/2026-01-30.md" and RIGHT in text
 
 
 def _calls(request: dict[str, Any]) -> list[dict[str, Any]]:

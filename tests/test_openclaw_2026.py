@@ -183,3 +183,12 @@ def test_cli_install_writes_every_location(tmp_path: Path, monkeypatch: pytest.M
     broken.write_text("[1]", encoding="utf-8")
     result = CliRunner().invoke(app, ["install", "openclaw", "--openclaw-config", str(broken)])
     assert result.exit_code == 1 and "nothing changed" in result.stderr and "Traceback" not in result.output
+
+
+def test_keep_memory_plugin_denies_only_its_two_tools(raw: dict) -> None:
+    existing = {**raw, "tools": {"deny": ["browser", "MEMORY_GET"]}}
+    merged, _ = merge_openclaw_config(existing, ["x"], keep_memory_plugin=True)
+    assert merged["tools"]["deny"] == ["browser", "MEMORY_GET", "memory_search"]  # deny is case-insensitive
+    assert merged["plugins"] == raw["plugins"] and merged["mcp"]["servers"]["mdrecall"]["args"] == ["mcp"]
+    untouched, _ = merge_openclaw_config({}, ["x"], keep_memory_plugin=True)
+    assert "plugins" not in untouched and untouched["tools"]["deny"] == ["memory_search", "memory_get"]

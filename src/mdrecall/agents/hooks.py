@@ -499,14 +499,22 @@ def _write_with_backup(path: Path, data: dict[str, Any], written: dict[str, Any]
 OPENCLAW_SERVER = "mdrecall"
 
 
-def merge_openclaw_config(
-    existing: Mapping[str, Any], base: list[str], env: Mapping[str, str] | None = None
-) -> tuple[dict[str, Any], list[str]]:
-    """OpenClaw's config with `mcp.servers.mdrecall` (stdio: `<base> mcp`) and `plugins.slots.memory = "none"`.
+OPENCLAW_MEMORY_TOOLS = ("memory_search", "memory_get")
 
-    OpenClaw names an MCP server's tools `<server>__<tool>` (`mdrecall__memory_search`), and with the memory
-    slot set to "none" its own `memory_search` / `memory_get` are gone: the agent sees one set of memory tools.
-    Everything else in the config is kept. Returns the merged config and notes on what changed besides.
+
+def merge_openclaw_config(
+    existing: Mapping[str, Any],
+    base: list[str],
+    env: Mapping[str, str] | None = None,
+    keep_memory_plugin: bool = False,
+) -> tuple[dict[str, Any], list[str]]:
+    """OpenClaw's config with `mcp.servers.mdrecall` (stdio: `<base> mcp`) and OpenClaw's memory tools gone.
+
+    OpenClaw names an MCP server's tools `<server>__<tool>` (`mdrecall__memory_search`). By default the memory
+    slot is set to "none": OpenClaw's memory plugin (its `memory_search` / `memory_get`, its index, and the
+    pre-compaction memory flush it plans) is off. With `keep_memory_plugin` the plugin stays (so its flush
+    keeps writing memory/*.md) and only its two tools are denied (`tools.deny`). Either way the agent sees
+    one set of memory tools. Everything else in the config is kept. Returns the merged config and notes.
     """
     from mdrecall.config.openclaw import deep_merge
 
@@ -514,14 +522,26 @@ def merge_openclaw_config(
     server: dict[str, Any] = {"command": base[0], "args": [*base[1:], "mcp"]}
     if env:
         server["env"] = dict(env)
-    slots = existing.get("plugins", {}).get("slots", {}) if isinstance(existing.get("plugins"), Mapping) else {}
-    previous = slots.get("memory") if isinstance(slots, Mapping) else None
-    if isinstance(previous, str) and previous not in ("none", ""):
-        notes.append(f'plugins.slots.memory was "{previous}"; now "none" (mdrecall serves memory)')
+    plugins = existing.get("plugins") if isinstance(existing.get("plugins"), Mapping) else {}
+    slots = plugins.get("slots") if isinstance(plugins.get("slots"), Mapping) else {}  # type: ignore[union-attr]
+    previous = slots.get("memory")  # type: ignore[union-attr]
     servers = existing.get("mcp", {}).get("servers") if isinstance(existing.get("mcp"), Mapping) else None
     if isinstance(servers, Mapping) and OPENCLAW_SERVER in servers:
         notes.append(f"mcp.servers.{OPENCLAW_SERVER} replaced")
-    merged = deep_merge(existing, {"plugins": {"slots": {"memory": "none"}}})
+    if keep_memory_plugin:
+        merged = deep_merge(existing, {})
+        tools = dict(merged.get("tools") or {}) if isinstance(merged.get("tools"), Mapping) else {}
+        deny = list(tools.get("deny") or []) if isinstance(tools.get("deny"), list) else []
+        lowered = {str(d).lower() for d in deny}
+        deny += [name for name in OPENCLAW_MEMORY_TOOLS if name not in lowered]
+        tools["deny"] = deny
+        merged["tools"] = tools
+        if previous == "none":
+            notes.append('plugins.slots.memory is "none": OpenClaw\'s memory plugin stays off')
+    else:
+        if isinstance(previous, str) and previous not in ("none", ""):
+            notes.append(f'plugins.slots.memory was "{previous}"; now "none" (mdrecall serves memory)')
+        merged = deep_merge(existing, {"plugins": {"slots": {"memory": "none"}}})
     mcp = dict(merged.get("mcp") or {}) if isinstance(merged.get("mcp"), Mapping) else {}
     mcp_servers = dict(mcp.get("servers") or {}) if isinstance(mcp.get("servers"), Mapping) else {}
     mcp_servers[OPENCLAW_SERVER] = server  # replaced whole: no stale args from an earlier install
@@ -530,7 +550,9 @@ def merge_openclaw_config(
     return merged, notes
 
 
-def install_openclaw(config_file: Path, base: list[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def install_openclaw(
+    config_file: Path, base: list[str], env: Mapping[str, str] | None = None, keep_memory_plugin: bool = False
+) -> dict[str, Any]:
     """Merge mdrecall into OpenClaw's config file (JSON5 read, JSON written); the old file is backed up."""
     from mdrecall.config.openclaw import load_openclaw_config
     from mdrecall.errors import ConfigError
@@ -549,7 +571,7 @@ def install_openclaw(config_file: Path, base: list[str], env: Mapping[str, str] 
             written["notes"].append("the file was JSON5: it is rewritten as JSON (comments are kept in the backup)")
         if any(isinstance(v, str) and k == "$include" for k, v in current.items()):
             written["notes"].append("$include at the top level is kept; included files are not changed")
-    merged, notes = merge_openclaw_config(current, base, env)
+    merged, notes = merge_openclaw_config(current, base, env, keep_memory_plugin)
     written["notes"].extend(notes)
     _write_with_backup(config_file, merged, written)
     written["server"] = merged["mcp"]["servers"][OPENCLAW_SERVER]

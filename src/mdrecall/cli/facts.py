@@ -6,7 +6,7 @@
     mdrecall facts list [--category C] | stats | rebuild
     mdrecall hook EVENT            (payload JSON on stdin; for Claude Code / Codex hooks)
     mdrecall install claude-code [--settings FILE] [--mcp-file FILE]
-    mdrecall install openclaw [--openclaw-config FILE] [--openclaw-state DIR]
+    mdrecall install openclaw [--openclaw-config FILE] [--openclaw-state DIR] [--keep-memory-plugin]
 
 Errors end with one line on stderr and exit code 1, like the rest of the CLI.
 """
@@ -256,8 +256,14 @@ def install_openclaw(
     openclaw_state: Path = typer.Option(
         None, "--openclaw-state", help="OpenClaw's state dir (default: $OPENCLAW_STATE_DIR, else ~/.openclaw)."
     ),
+    keep_memory_plugin: bool = typer.Option(
+        False,
+        "--keep-memory-plugin",
+        help="Keep OpenClaw's memory plugin (its pre-compaction flush keeps writing memory/*.md) and deny only "
+        "its memory_search / memory_get, instead of plugins.slots.memory = none.",
+    ),
 ) -> None:
-    """Make mdrecall OpenClaw's memory: an MCP server in its config, its own memory plugin off (backup kept)."""
+    """Make mdrecall OpenClaw's memory: an MCP server in its config, its own memory tools off (backup kept)."""
     import os
 
     from mdrecall.agents.hooks import install_openclaw as install
@@ -273,11 +279,12 @@ def install_openclaw(
     own_state = os.environ.get(STATE_DIR_ENV)
     env = {STATE_DIR_ENV: str(Path(own_state).expanduser().resolve())} if own_state else None
     try:
-        written = install(target, base, env)
+        written = install(target, base, env, keep_memory_plugin)
     except MdrecallError as err:
         _fail(str(err))
         return
-    sys.stdout.write(f"MCP server 'mdrecall' and plugins.slots.memory = \"none\" written to {written['config']}\n")
+    off = "tools.deny memory_search, memory_get" if keep_memory_plugin else 'plugins.slots.memory = "none"'
+    sys.stdout.write(f"MCP server 'mdrecall' and {off} written to {written['config']}\n")
     for note in written["notes"]:
         sys.stdout.write(f"note: {note}\n")
     for backup in written["backups"]:
