@@ -32,11 +32,7 @@ from mdrecall.agents.flush import FlushSettings, should_flush
 from mdrecall.config.settings import Settings
 from mdrecall.errors import MdrecallError
 from mdrecall.facts.store import FactStore, format_memories, store_dir
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+from mdrecall.locks import file_lock
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
 _ALIASES = {e.lower(): e for e in EVENTS} | {
@@ -142,11 +138,7 @@ class HookState:
 
     @contextlib.contextmanager
     def session(self, session_id: str) -> Iterator[dict[str, Any]]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+        with file_lock(self.path.with_suffix(".lock")):
             data = self._read()
             sessions = data.setdefault("sessions", {})
             entry = sessions.setdefault(session_id or "default", {})
@@ -159,10 +151,6 @@ class HookState:
             entry["updatedAt"] = int(time.time() * 1000)
             self._prune(sessions)
             self._write(data)
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
     def read(self) -> dict[str, Any]:
         return self._read()
@@ -398,7 +386,7 @@ def read_payload(text: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------------------
 
 HOOK_TIMEOUTS = {"SessionStart": 60, "UserPromptSubmit": 30, "PreCompact": 60, "Stop": 60, "SessionEnd": 60}
-MARKER = "mdrecall.cli.app"
+MARKER = "mdrecall.cli"
 
 
 def hook_command(base: list[str], event: str) -> str:

@@ -46,15 +46,11 @@ from mdrecall.indexing.sync import (
     index_model,
     safe_reindex,
 )
+from mdrecall.locks import file_lock
 from mdrecall.retrieval.rerank import rerank_probe, rerank_status
 from mdrecall.retrieval.search import SearchMode, SearchResponse, run_search
 from mdrecall.storage.identity import check_index_path, stale_temp_files
 from mdrecall.storage.sqlite import Store, StoreCorruptError, remove_db_files
-
-try:  # POSIX advisory locks; on platforms without fcntl the in-process lock still applies
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
 
 LOCK_WAIT_SECONDS = 600.0
 WORKSPACE_META_KEY = "workspace"
@@ -100,6 +96,8 @@ class MemoryIndex:
     The embedding provider is created lazily (loading a model is the slow part and `status` should not
     pay for it unless it has to).
     """
+
+    background_sync = True
 
     def __init__(self, settings: Settings, provider_result: ProviderResult | None = None) -> None:
         self.settings = settings
@@ -185,18 +183,12 @@ class MemoryIndex:
 
     def _cleanup_at_start(self) -> None:
         """Remove a crashed reindex's temp files now, if no other process is syncing (never blocks)."""
-        if fcntl is None or not stale_temp_files(self.db_path):
+        if not stale_temp_files(self.db_path):
             return
         check_index_path(self.db_path)
-        with contextlib.suppress(OSError), self._lock_file() as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return
-            try:
+        with contextlib.suppress(OSError), file_lock(f"{self.db_path}.lock", timeout=0) as held:
+            if held:  # else another process is syncing: its temp files are not stale
                 self._remove_stale_temp_files()
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def _discard_index(self, reason: str) -> None:
         """Throw away an unusable index file; the markdown is the source of truth and the next sync rebuilds."""
@@ -262,33 +254,10 @@ class MemoryIndex:
     def _process_lock(self) -> Iterator[None]:
         """One sync at a time across processes: an advisory lock on `{db}.lock`."""
         check_index_path(self.db_path)  # before the .lock is created beside something that is not ours
-        if fcntl is None:
+        with file_lock(f"{self.db_path}.lock", timeout=LOCK_WAIT_SECONDS) as held:
+            if not held:
+                raise IndexBusyError(f"another process is indexing {self.db_path}; try again later")
             yield
-            return
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock_file() as handle:
-            deadline = time.monotonic() + LOCK_WAIT_SECONDS
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise IndexBusyError(f"another process is indexing {self.db_path}; try again later") from None
-                    time.sleep(0.05)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-    @contextlib.contextmanager
-    def _lock_file(self) -> Iterator[int]:
-        """`{db}.lock`, opened without following a symlink."""
-        fd = os.open(f"{self.db_path}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        try:
-            yield fd
-        finally:
-            os.close(fd)
 
     def full_reindex_reason(self, store: Store | None = None) -> str | None:
         store = store or self.store
@@ -699,7 +668,7 @@ class MemoryIndex:
         }
         if self.recovery:
             out["recovered"] = self.recovery
-        if provider is not None and hasattr(store, "pending_vector_count"):
+        if provider is not None:
             out["vectorsPending"] = store.pending_vector_count(meta.get("model") or provider.model)
         if self.last_sync is not None and self.last_sync.provider_error:
             out["providerError"] = self.last_sync.provider_error
@@ -747,7 +716,7 @@ class MemoryIndex:
                 probe["embeddings"] = {"ok": False, "error": str(err)}
         try:
             store = self.store
-            ok = store.vector.available and bool(store.conn.execute("SELECT vec_version()").fetchone())
+            ok = store.vec_version() is not None
             probe["vector"] = {"ok": ok, "rows": store.vector_row_count()}
             if not ok:
                 probe["vector"]["error"] = store.vector.load_error or "sqlite-vec disabled"

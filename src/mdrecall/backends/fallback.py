@@ -11,8 +11,8 @@ next search tries the primary again, so a recovered sidecar serves again without
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -22,33 +22,15 @@ from mdrecall.errors import PathRefusedError
 if TYPE_CHECKING:
     from mdrecall.backends.builtin import MemoryIndex
     from mdrecall.backends.qmd import QmdBackend
+    from mdrecall.config.settings import Settings
+    from mdrecall.documents.sessions import SessionFile
+    from mdrecall.documents.workspace import MemoryFile
+    from mdrecall.embeddings.factory import ProviderResult
     from mdrecall.indexing.sync import ChunkProgressFn, ProgressFn, SyncReport
     from mdrecall.retrieval.search import SearchMode, SearchResponse
 
 logger = logging.getLogger(__name__)
 EMPTY_REASON = "qmd found nothing"
-
-
-class Notices:
-    """Warnings said once per backend (one per CLI run or server): qmd's troubles (no binary, no embedding
-    model) would otherwise be repeated by every update and search."""
-
-    def __init__(self) -> None:
-        self._said: set[str] = set()
-        self._lock = threading.Lock()
-
-    def once(self, key: str, text: str | None = None) -> bool:
-        """Log `text` (default: `key`) as a warning the first time `key` comes up; True if logged now."""
-        with self._lock:
-            if key in self._said:
-                return False
-            self._said.add(key)
-        logger.warning("%s", text or key)
-        return True
-
-    def said(self, key: str) -> bool:
-        with self._lock:
-            return key in self._said
 
 
 class FallbackBackend:
@@ -62,8 +44,7 @@ class FallbackBackend:
         self.on_synced: Callable[[SyncReport], None] | None = None
         self.last_served = "none"
         self.last_fallback: dict[str, Any] | None = None
-        self._timer: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._timer: Any = None  # a SyncScheduler while background work runs
         self._explicit_sync = False
         fallback.on_synced = self._builtin_synced  # background (watch/interval) syncs update qmd too
 
@@ -73,10 +54,6 @@ class FallbackBackend:
             self.primary.refresh(changed=changed)
         if self.on_synced is not None:
             self.on_synced(report)
-
-    def already_said(self, reason: str) -> bool:
-        """Was this fallback reason already printed as a warning (the CLI then does not repeat it)?"""
-        return self.primary.notices.said(reason)
 
     # -- what only the builtin side has (the CLI prints the embedding model of `index`) ------------------
 
@@ -95,6 +72,28 @@ class FallbackBackend:
     @property
     def db_path(self) -> Any:
         return self.fallback.db_path
+
+    # qmd refreshes itself: searches sync inline (`ensure_fresh`), never on a background thread
+    background_sync = False
+
+    def has_index(self) -> bool:
+        """Always true: qmd builds its own index when it refreshes, so no caller has to build one first."""
+        return True
+
+    def dirty_files(self) -> list[str]:
+        return self.fallback.dirty_files()
+
+    def full_reindex_reason(self) -> str | None:
+        return self.fallback.full_reindex_reason()
+
+    def request_sync(self, reason: str = "search") -> None:
+        self.ensure_fresh()
+
+    def discover(self) -> list[MemoryFile]:
+        return self.fallback.discover()
+
+    def discover_sessions(self) -> list[SessionFile] | None:
+        return self.fallback.discover_sessions()
 
     # -- sync --------------------------------------------------------------------------------------
 
@@ -147,6 +146,7 @@ class FallbackBackend:
             reason = str(err) if isinstance(err, QmdError) else f"qmd backend error: {type(err).__name__}: {err}"
             self.primary.notices.once(reason, f"qmd search failed, the builtin index answers: {reason}")
             response = self._builtin(query, max_results, min_score, mode, citations, session_key, reason)
+            response.fallback_logged = True  # said on stderr (now or earlier in this run): the CLI skips its note
             self.last_fallback = {"from": "qmd", "reason": reason, "at": int(time.time() * 1000)}
         else:
             if not response.results and response.notice is None and self.primary.cfg.fallback_on_empty:
@@ -207,20 +207,17 @@ class FallbackBackend:
     def start_background(self, watch: bool | None = None) -> None:
         self.fallback.start_background(watch)
         if self._timer is None and self.primary.interval_seconds > 0:
-            self._stop.clear()
-            self._timer = threading.Thread(target=self._timer_loop, name="mdrecall-qmd-update", daemon=True)
-            self._timer.start()
+            from mdrecall.indexing.watch import SyncScheduler
 
-    def _timer_loop(self) -> None:
-        """`qmd update` every update.interval (the first one on boot), until stopped."""
-        while not self._stop.is_set():
-            self.primary.refresh(force=False)
-            self._stop.wait(min(self.primary.interval_seconds, 60.0))
+            # `qmd update` when due (the first check on boot), checked at least once a minute: the same
+            # scheduler the builtin index uses for its interval syncs
+            every = min(self.primary.interval_seconds, 60.0) / 60
+            self._timer = SyncScheduler(lambda _reason: self.primary.refresh(force=False), every).start()
+            self._timer.request("boot")
 
     def stop_background(self) -> None:
-        self._stop.set()
         if self._timer is not None:
-            self._timer.join(timeout=5)
+            self._timer.stop(timeout=5)
             self._timer = None
         self.fallback.stop_background()
 
@@ -240,3 +237,23 @@ class FallbackBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def fallback_settings(settings: Settings) -> Settings:
+    """The builtin fallback also indexes the `[qmd] paths`, so a failing sidecar never hides those notes."""
+    config = settings.config
+    extra = list(config.extra_paths)
+    for entry in config.qmd.paths:
+        if entry.path not in extra:
+            extra.append(entry.path)
+    if extra == list(config.extra_paths):
+        return settings
+    return dataclasses.replace(settings, config=config.model_copy(update={"extra_paths": extra}))
+
+
+def open_qmd(settings: Settings, provider_result: ProviderResult | None = None) -> FallbackBackend:
+    """`backend = "qmd"`: qmd first, the builtin index (over the same notes) behind it for every failure."""
+    from mdrecall.backends.builtin import MemoryIndex
+    from mdrecall.backends.qmd import QmdBackend
+
+    return FallbackBackend(QmdBackend(settings), MemoryIndex(fallback_settings(settings), provider_result))
