@@ -192,3 +192,10 @@ def test_keep_memory_plugin_denies_only_its_two_tools(raw: dict) -> None:
     assert merged["plugins"] == raw["plugins"] and merged["mcp"]["servers"]["mdrecall"]["args"] == ["mcp"]
     untouched, _ = merge_openclaw_config({}, ["x"], keep_memory_plugin=True)
     assert "plugins" not in untouched and untouched["tools"]["deny"] == ["memory_search", "memory_get"]
+
+
+def test_unset_variables_of_chat_providers_stay_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OC_UNSET_CHAT_KEY", raising=False)
+    raw = {"models": {"providers": {"anthropic": {"apiKey": "${OC_UNSET_CHAT_KEY}"}}}, "memory": {"search": {}}}
+    _, warnings = memory_config_from_openclaw(raw, "main")
+    assert not any("OC_UNSET_CHAT_KEY" in w for w in warnings)  # not an embedding provider: never read

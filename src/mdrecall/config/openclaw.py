@@ -375,14 +375,18 @@ def _provider_from_openclaw(
     """Map OpenClaw's provider choice onto mdrecall's: custom `models.providers.<id>` with an OpenAI-compatible
     API become `openai` at that endpoint, `openai-compatible` becomes `openai`, and the provider's `apiKey` /
     `baseUrl` fill `[openai]`/`[gemini]`/`[voyage]` (memory.search.remote.* still wins)."""
-    providers = _section(raw, "models", "providers")
-    providers = _expand_env(providers, "models.providers", warnings)
+    listed = _section(raw, "models", "providers")
+
+    def provider(name: str) -> Any:  # `${VAR}` expanded only in the entries read (chat-only keys stay quiet)
+        entry = listed.get(name)
+        return _expand_env(entry, f"models.providers.{name}", warnings) if isinstance(entry, Mapping) else None
+
     out = dict(memory_search)
     chosen = out.get("provider")
     if chosen == "openai-compatible":
         out["provider"] = chosen = "openai"
     elif isinstance(chosen, str) and chosen not in _KNOWN_PROVIDERS:
-        custom = providers.get(chosen)
+        custom = provider(chosen)
         api = custom.get("api") if isinstance(custom, Mapping) else None
         if isinstance(custom, Mapping) and api in _OPENAI_APIS:
             base = str(custom.get("baseUrl") or "").rstrip("/")
@@ -405,7 +409,7 @@ def _provider_from_openclaw(
         chosen = None
     for name, sources in _PROVIDER_SOURCES.items():
         for source in sources:
-            entry = providers.get(source)
+            entry = provider(source)
             if not isinstance(entry, Mapping):
                 continue
             section = dict(out.get(name) or {})
