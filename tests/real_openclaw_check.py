@@ -191,5 +191,33 @@ def test_keep_memory_plugin_denies_its_tools(tmp_path: Path, model: FakeChatMode
     assert path == "memory/2026-01-30.md" and RIGHT in text
 
 
+def test_a_key_saved_with_openclaw_models_auth_is_read(
+    tmp_path: Path, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`openclaw models auth paste-api-key` keeps the key in OpenClaw's SQLite store, not in the config."""
+    from mdrecall.config.openclaw import resolve_openclaw_settings
+
+    install = _install(tmp_path, model)
+    install.edit_config(lambda c: c.setdefault("memory", {}).update({"search": {"provider": "openai"}}))
+    secret = "sk-saved-by-openclaw-0123456789"
+    done = subprocess.run(
+        ["node", str(ENTRY), "models", "auth", "paste-api-key", "--provider", "openai"],
+        input=secret + "\n",
+        env=install.env(),
+        cwd=install.root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert secret not in install.config.read_text(encoding="utf-8")  # OpenClaw keeps it out of the config
+    monkeypatch.setenv("HOME", str(install.home))
+    monkeypatch.delenv("MDRECALL_STATE_DIR", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings, warnings = resolve_openclaw_settings(state_dir=install.state, config_path=install.config)
+    assert settings.config.provider == "openai" and settings.config.openai.api_key == secret
+    assert not any(secret in w for w in warnings)
+
+
 def _calls(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for m in request.get("messages") or [] if m.get("role") == "assistant" for c in m.get("tool_calls") or []]

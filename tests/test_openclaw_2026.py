@@ -199,3 +199,46 @@ def test_unset_variables_of_chat_providers_stay_quiet(monkeypatch: pytest.Monkey
     raw = {"models": {"providers": {"anthropic": {"apiKey": "${OC_UNSET_CHAT_KEY}"}}}, "memory": {"search": {}}}
     _, warnings = memory_config_from_openclaw(raw, "main")
     assert not any("OC_UNSET_CHAT_KEY" in w for w in warnings)  # not an embedding provider: never read
+
+
+def _store(path: Path, table: str, key_column: str, key: str, profiles: dict) -> None:
+    """A credential store with the schema OpenClaw 2026.9 writes (`openclaw models auth paste-api-key`)."""
+    import sqlite3
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value_column = "value_json" if table == "config_machine_state" else "store_json"
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"CREATE TABLE {table} ({key_column} TEXT PRIMARY KEY, {value_column} TEXT, updated INTEGER)")
+        conn.execute(f"INSERT INTO {table} VALUES (?, ?, 1)", (key, json.dumps({"version": 1, "profiles": profiles})))
+    conn.close()
+
+
+def test_keys_saved_as_auth_profiles_are_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    state = tmp_path / "state"
+    shared = {
+        "openai:manual": {"type": "api_key", "provider": "openai", "key": "sk-shared"},
+        "openai:work": {"type": "api_key", "provider": "openai", "key": "sk-work"},
+        "my-embeddings:default": {"type": "token", "provider": "my-embeddings", "token": "tok-embed"},
+        "voyage:oauth": {"type": "oauth", "provider": "voyage", "access": "never-used"},
+    }
+    _store(state / "state" / "openclaw.sqlite", "config_machine_state", "state_key", "authProfiles.store", shared)
+    raw = {"memory": {"search": {"provider": "openai"}}}
+    config, warnings = memory_config_from_openclaw(raw, "main", state_dir=state)
+    assert config.openai.api_key == "sk-shared" and warnings == []
+    ordered = {**raw, "auth": {"order": {"openai": ["openai:work"]}}}
+    assert memory_config_from_openclaw(ordered, "main", state_dir=state)[0].openai.api_key == "sk-work"
+    agent_store = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    mine = {"openai:manual": {"type": "api_key", "provider": "openai", "key": "sk-agent"}}
+    _store(agent_store, "auth_profile_store", "store_key", "main", mine)
+    assert memory_config_from_openclaw(raw, "main", state_dir=state)[0].openai.api_key == "sk-agent"  # agent wins
+    custom = {
+        "models": {"providers": {"my-embeddings": {"api": "openai-completions", "apiKey": "my-embeddings:default"}}},
+        "memory": {"search": {"provider": "my-embeddings"}},
+    }
+    config, warnings = memory_config_from_openclaw(custom, "main", state_dir=state)
+    assert config.openai.api_key == "tok-embed" and warnings == []
+    voyage, _ = memory_config_from_openclaw({"memory": {"search": {"provider": "voyage"}}}, "main", state_dir=state)
+    assert voyage.voyage.api_key is None  # OAuth profiles do not cover embeddings
+    nothing, _ = memory_config_from_openclaw({"memory": {"search": {}}}, "main", state_dir=state)
+    assert nothing.openai.api_key is None  # no remote provider chosen: the store is not read for it

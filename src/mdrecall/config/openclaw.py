@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import os
 import re
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -307,7 +309,7 @@ def _search_sections(raw: Mapping[str, Any], agent_id: str, origin: str, warning
 
 
 def memory_config_from_openclaw(
-    raw: Mapping[str, Any], agent_id: str, origin: str = "(OpenClaw config)"
+    raw: Mapping[str, Any], agent_id: str, origin: str = "(OpenClaw config)", state_dir: Path | None = None
 ) -> tuple[MemoryConfig, list[str]]:
     """The agent's MemoryConfig from a parsed OpenClaw config, and the warnings about what was dropped.
 
@@ -319,7 +321,7 @@ def memory_config_from_openclaw(
     merged, where = _search_sections(raw, agent_id, origin, warnings)
     merged = _expand_env(merged, "memorySearch", warnings)
     merged = _drop_gguf_model(_move_hybrid_sections(merged), warnings)
-    merged = _provider_from_openclaw(merged, raw, warnings)
+    merged = _provider_from_openclaw(merged, raw, warnings, AuthProfiles(state_dir, agent_id, raw))
     memory = _section(raw, "memory")
     for key in _MEMORY_KEYS:
         if key in memory:
@@ -344,11 +346,95 @@ _KNOWN_PROVIDERS = ("auto", "local", "openai", "gemini", "voyage", "none")
 _PROFILE_REF = re.compile(r"^[A-Za-z0-9._-]+:[A-Za-z0-9._-]+$")  # `openclaw models auth` profile ids: name:profile
 
 
-def _secret(value: Any, where: str, warnings: list[str]) -> str | None:
-    """A key from config: a literal, `${VAR}` (already expanded) or a SecretRef `{source: "env", id: VAR}`.
+class AuthProfiles:
+    """API keys and tokens saved with `openclaw models auth`, read only when a key is needed and not in the config.
 
-    File/exec SecretRefs and auth-profile ids (`name:profile`, kept in OpenClaw's credential store) are not
-    read: one warning names them, and the provider's environment variable still applies.
+    OpenClaw 2026.9 keeps them in SQLite: the agent's own store (`<state>/agents/<id>/agent/openclaw-agent.sqlite`,
+    table `auth_profile_store`) over the shared one (`<state>/state/openclaw.sqlite`, `config_machine_state` row
+    `authProfiles.store`), each `{"profiles": {"<provider>:<name>": {"type", "provider", "key"}}}`. Both are
+    opened read-only; OAuth profiles are skipped (they do not cover embeddings).
+    """
+
+    def __init__(self, state_dir: Path | None, agent_id: str, raw: Mapping[str, Any]) -> None:
+        self.state_dir = state_dir
+        self.agent_id = agent_id
+        self.order = _section(raw, "auth", "order")
+        self._profiles: dict[str, dict[str, Any]] | None = None
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._profiles is not None:
+            return self._profiles
+        found: dict[str, dict[str, Any]] = {}
+        if self.state_dir is not None:
+            shared = self.state_dir / "state" / "openclaw.sqlite"
+            agent = self.state_dir / "agents" / self.agent_id / "agent" / "openclaw-agent.sqlite"
+            query = "SELECT value_json FROM config_machine_state WHERE state_key = 'authProfiles.store'"
+            for path, sql in ((shared, query), (agent, "SELECT store_key, store_json FROM auth_profile_store")):
+                for row in _read_rows(path, sql):
+                    found.update(_profiles_of(row))  # the agent's own store is read last: it wins
+        self._profiles = found
+        return found
+
+    def key(self, profile_id: str) -> str | None:
+        entry = self._load().get(profile_id)
+        return _profile_secret(entry) if entry else None
+
+    def for_provider(self, providers: tuple[str, ...]) -> str | None:
+        """The first usable key: `auth.order.<provider>`, then `<provider>:default`, then any of its profiles."""
+        profiles = self._load()
+        for provider in providers:
+            ordered = self.order.get(provider)
+            candidates = [*(ordered if isinstance(ordered, list) else []), f"{provider}:default"]
+            candidates += [pid for pid, e in profiles.items() if e.get("provider") == provider]
+            for profile_id in candidates:
+                entry = profiles.get(str(profile_id))
+                secret = _profile_secret(entry) if entry and entry.get("provider", provider) == provider else None
+                if secret:
+                    return secret
+        return None
+
+
+def _read_rows(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    if not path.is_file():
+        return []
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2)
+        try:
+            return list(conn.execute(sql))
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []  # another schema, locked, unreadable: no profiles from there
+
+
+def _profiles_of(row: tuple[Any, ...]) -> dict[str, dict[str, Any]]:
+    try:
+        data = json.loads(row[-1])
+    except (TypeError, ValueError):
+        return {}
+    if isinstance(data, dict) and isinstance(data.get("profiles"), dict):
+        return {str(k): v for k, v in data["profiles"].items() if isinstance(v, dict)}
+    if isinstance(data, dict) and "provider" in data and len(row) > 1:
+        return {str(row[0]): data}
+    return {}
+
+
+def _profile_secret(entry: Mapping[str, Any]) -> str | None:
+    if entry.get("type") not in ("api_key", "token"):
+        return None
+    for field in ("key", "token"):
+        value = entry.get(field)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _secret(value: Any, where: str, warnings: list[str], profiles: AuthProfiles | None = None) -> str | None:
+    """A key from config: a literal, `${VAR}` (already expanded), a SecretRef `{source: "env", id: VAR}`, or an
+    auth-profile id (`name:profile`) found in OpenClaw's credential store.
+
+    File/exec SecretRefs and profiles that are not there are not read: one warning names each, and the
+    provider's environment variable still applies.
     """
     if isinstance(value, Mapping):
         if value.get("source") == "env" and isinstance(value.get("id"), str):
@@ -361,16 +447,18 @@ def _secret(value: Any, where: str, warnings: list[str]) -> str | None:
     if not isinstance(value, str) or not value.strip() or value.startswith("${"):
         return None
     if _PROFILE_REF.match(value.strip()):
-        warnings.append(
-            f"{where}: names the auth profile {value.strip()!r}; mdrecall does not read OpenClaw's credential "
-            "store: set memory.search.remote.apiKey or the provider's environment variable"
-        )
-        return None
+        found = profiles.key(value.strip()) if profiles else None
+        if not found:
+            warnings.append(
+                f"{where}: names the auth profile {value.strip()!r}, which is not an API key or token in "
+                "OpenClaw's credential store: set memory.search.remote.apiKey or the provider's environment variable"
+            )
+        return found
     return value.strip()
 
 
 def _provider_from_openclaw(
-    memory_search: dict[str, Any], raw: Mapping[str, Any], warnings: list[str]
+    memory_search: dict[str, Any], raw: Mapping[str, Any], warnings: list[str], profiles: AuthProfiles | None = None
 ) -> dict[str, Any]:
     """Map OpenClaw's provider choice onto mdrecall's: custom `models.providers.<id>` with an OpenAI-compatible
     API become `openai` at that endpoint, `openai-compatible` becomes `openai`, and the provider's `apiKey` /
@@ -395,7 +483,7 @@ def _provider_from_openclaw(
             section = dict(out.get("openai") or {})
             if base:
                 section.setdefault("baseUrl", base)
-            key = _secret(custom.get("apiKey"), f"models.providers.{chosen}.apiKey", warnings)
+            key = _secret(custom.get("apiKey"), f"models.providers.{chosen}.apiKey", warnings, profiles)
             if key:
                 section.setdefault("apiKey", key)
             out["openai"] = section
@@ -413,7 +501,7 @@ def _provider_from_openclaw(
             if not isinstance(entry, Mapping):
                 continue
             section = dict(out.get(name) or {})
-            key = _secret(entry.get("apiKey"), f"models.providers.{source}.apiKey", warnings)
+            key = _secret(entry.get("apiKey"), f"models.providers.{source}.apiKey", warnings, profiles)
             if key and not section.get("apiKey"):
                 section["apiKey"] = key
             if isinstance(entry.get("baseUrl"), str) and entry["baseUrl"].strip() and not section.get("baseUrl"):
@@ -423,8 +511,15 @@ def _provider_from_openclaw(
             break
     remote = out.get("remote")
     if isinstance(remote, Mapping) and "apiKey" in remote:
-        key = _secret(remote["apiKey"], "memorySearch.remote.apiKey", warnings)
+        key = _secret(remote["apiKey"], "memorySearch.remote.apiKey", warnings, profiles)
         out["remote"] = {**remote, "apiKey": key} if key else {k: v for k, v in remote.items() if k != "apiKey"}
+    remote = out.get("remote")
+    has_key = isinstance(remote, Mapping) and remote.get("apiKey")
+    if chosen in _PROVIDER_SOURCES and not has_key and not (out.get(chosen) or {}).get("apiKey") and profiles:
+        # `openclaw onboard` / `openclaw models auth` keep the key as an auth profile, not in the config
+        saved = profiles.for_provider((*_PROVIDER_SOURCES[chosen], chosen))
+        if saved:
+            out[chosen] = {**(out.get(chosen) or {}), "apiKey": saved}
     return out
 
 
@@ -508,7 +603,7 @@ def resolve_openclaw_settings(
         raw, used_path = {}, None
         warnings.append(f"no OpenClaw config at {path}; using OpenClaw defaults")
     agent = _normalize_id(agent_id) if agent_id and agent_id.strip() else default_agent_id(raw)
-    config, config_warnings = memory_config_from_openclaw(raw, agent, str(path))
+    config, config_warnings = memory_config_from_openclaw(raw, agent, str(path), state)
     warnings.extend(config_warnings)
     ws = Path(workspace).expanduser() if workspace is not None else agent_workspace(raw, agent, state)
     if db_path is None and ws.is_dir():
