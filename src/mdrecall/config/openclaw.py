@@ -11,10 +11,11 @@ Follows OpenClaw 2026.9 and still reads the older names its doctor migrates away
   then the agent's `memory.search` / `memorySearch` (objects merge key by key, anything else is replaced),
   plus `memory.citations`, `memory.backend` and `memory.qmd`;
 - embedding keys and endpoints: `memory.search.remote.*`, else `models.providers.<openai|google|voyage>`
-  (`apiKey` as a literal, `${VAR}` or an env SecretRef), else the provider's environment variable. A provider
-  naming a custom `models.providers.<id>` with an OpenAI-compatible API is served as `openai` at its
-  `baseUrl`. Auth profiles (OpenClaw's SQLite credential store) and file/exec secrets are not read: a warning
-  names each one;
+  (`apiKey` as a literal, `${VAR}`, an env SecretRef or an auth-profile id), else a key saved with
+  `openclaw models auth` for the chosen provider (OpenClaw's SQLite credential stores, read-only), else the
+  provider's environment variable. A provider naming a custom `models.providers.<id>` with an
+  OpenAI-compatible API is served as `openai` at its `baseUrl`. File/exec secrets and OAuth profiles are not
+  read: a warning names each one;
 - OpenClaw's own index and transcripts (2026.9 keeps transcripts in `<agentDir>/openclaw-agent.sqlite`) are
   never opened; JSONL transcripts under `<state>/agents/<id>/sessions` (older versions) are read when the
   sessions source is on. mdrecall's index lives in mdrecall's state dir ($MDRECALL_STATE_DIR or ~/.mdrecall),

@@ -56,7 +56,7 @@ class BatchConfig(_Section):
 
 class RemoteConfig(_Section):
     base_url: str | None = None
-    api_key: str | None = None
+    api_key: str | None = Field(None, repr=False)
     headers: dict[str, str] = Field(default_factory=dict)
     batch: BatchConfig = Field(default_factory=BatchConfig)
 
@@ -64,7 +64,7 @@ class RemoteConfig(_Section):
 class ProviderSection(_Section):
     """Per-provider overrides (`[openai]`, `[gemini]`, `[voyage]`); `remote.*` wins over these."""
 
-    api_key: str | None = None
+    api_key: str | None = Field(None, repr=False)
     base_url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     model: str | None = None
