@@ -288,9 +288,7 @@ class QmdBackend:
                     start_new_session=True,
                 )
             except FileNotFoundError:
-                self._missing = (
-                    f"qmd not found: {command[0]!r} is not installed or not on PATH; the builtin index answers"
-                )
+                self._missing = f"qmd not found: {command[0]!r} is not installed or not on PATH"
                 raise QmdError(self._missing) from None
             except OSError as err:
                 raise QmdError(f"cannot run qmd ({command[0]}): {err.strerror}") from None
@@ -358,7 +356,8 @@ class QmdBackend:
                 self.update(wait_embed=wait_embed)
         except QmdError as err:
             text = str(err)
-            self.notices.once(text, text if text == self._missing else f"qmd update failed: {text}")
+            said = f"{text}; the builtin index answers" if text == self._missing else f"qmd update failed: {text}"
+            self.notices.once(text, said)
         finally:
             self._lock.release()
         return True
