@@ -125,7 +125,7 @@ class FactTools:
         importance = args.get("importance")
         if importance is not None and (isinstance(importance, bool) or not isinstance(importance, int | float)):
             raise MdrecallError("importance must be a number between 0 and 1")
-        return self.store.store(text, importance=importance, category=args.get("category")).to_dict()
+        return self.store.store(text, importance=importance, category=args.get("category"), source="tool").to_dict()
 
     def _recall(self, args: dict[str, Any]) -> dict[str, Any]:
         query = args.get("query")

@@ -110,8 +110,18 @@ class MemoryBackend(Protocol):
         *,
         citations: str = "off",
         session_key: str | None = None,
+        explain: bool = False,
     ) -> SearchResponse:
-        """Ranked snippets; `response.backend` names the engine that served them."""
+        """Ranked snippets; `response.backend` names the engine that served them. `explain`: each result's
+        `explain` says why it ranked (None where the engine does not say)."""
+        ...
+
+    def memory_files(self) -> list[dict[str, Any]]:
+        """The memory files the backend reads: path, size, mtimeMs and chunks (their count in the index)."""
+        ...
+
+    def file_chunks(self, rel_path: str) -> list[dict[str, Any]]:
+        """One file's chunks in the index (id, startLine, endLine), in file order."""
         ...
 
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:

@@ -88,6 +88,7 @@ class SearchRequest:
     mode: SearchMode = "hybrid"
     citations: str = "off"
     session_key: str | None = None
+    explain: bool = False  # each result says why it ranked (retrieval/explain.py)
 
 
 class MemoryIndex:
@@ -509,10 +510,12 @@ class MemoryIndex:
         *,
         citations: str = "off",
         session_key: str | None = None,
+        explain: bool = False,
     ) -> SearchResponse:
         """Hybrid search. `citations` ("on" | "off" | "auto" with `session_key`) appends `Source:` lines;
-        the memory_search tool passes the configured mode, library and CLI callers get plain snippets."""
-        return self.answer(SearchRequest(query, max_results, min_score, mode, citations, session_key))
+        the memory_search tool passes the configured mode, library and CLI callers get plain snippets.
+        `explain`: each result carries the score after every ranking stage (`SearchResult.explain`)."""
+        return self.answer(SearchRequest(query, max_results, min_score, mode, citations, session_key, explain))
 
     def answer(self, request: SearchRequest) -> SearchResponse:
         """Answer one search; where a backend adds its recovery (here: a corrupt index file is rebuilt once)."""
@@ -565,6 +568,7 @@ class MemoryIndex:
                     mode=request.mode,
                     citations=request.citations,  # type: ignore[arg-type]
                     session_key=request.session_key,
+                    explain=request.explain,
                 )
 
             provider = self.provider
@@ -583,6 +587,19 @@ class MemoryIndex:
             except EmbeddingError as err:
                 why = f"embedding provider unavailable: {err}"
                 return _keyword_only(run(None, stored_model or provider.model), why)
+
+    def memory_files(self) -> list[dict[str, Any]]:
+        """Every memory file the index reads, with its chunk count in the index (0: not indexed yet)."""
+        counts = self.store.chunk_counts()
+        files = [
+            {"path": f.path, "size": f.size, "mtimeMs": f.mtime_ms, "chunks": counts.get(f.path, 0)}
+            for f in self.discover()
+        ]
+        return sorted(files, key=lambda f: f["path"])
+
+    def file_chunks(self, rel_path: str) -> list[dict[str, Any]]:
+        """One file's chunks in the index, in file order: id and line range."""
+        return [{"id": cid, "startLine": s, "endLine": e} for cid, s, e in self.store.file_chunks(rel_path)]
 
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:
         """Text of a memory file, optionally `lines` lines starting at 1-based `from_line`."""

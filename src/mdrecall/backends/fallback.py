@@ -137,7 +137,10 @@ class FallbackBackend:
         *,
         citations: str = "off",
         session_key: str | None = None,
+        explain: bool = False,
     ) -> SearchResponse:
+        """qmd's answer (it does not say why a result ranked: `explain` then gives none), else the builtin's:
+        when qmd fails, and (`qmd.fallbackOnEmpty`) when it finds nothing."""
         from mdrecall.backends.qmd import QmdError
 
         try:
@@ -145,13 +148,15 @@ class FallbackBackend:
         except Exception as err:  # whatever broke in the sidecar path, the builtin index answers
             reason = str(err) if isinstance(err, QmdError) else f"qmd backend error: {type(err).__name__}: {err}"
             self.primary.notices.once(reason, f"qmd search failed, the builtin index answers: {reason}")
-            response = self._builtin(query, max_results, min_score, mode, citations, session_key, reason)
+            response = self._builtin(query, max_results, min_score, mode, citations, session_key, explain, reason)
             response.fallback_logged = True  # said on stderr (now or earlier in this run): the CLI skips its note
             self.last_fallback = {"from": "qmd", "reason": reason, "at": int(time.time() * 1000)}
         else:
             if not response.results and response.notice is None and self.primary.cfg.fallback_on_empty:
                 # qmd `search` is all-terms BM25: a question worded unlike the note finds nothing there
-                builtin = self._builtin(query, max_results, min_score, mode, citations, session_key, EMPTY_REASON)
+                builtin = self._builtin(
+                    query, max_results, min_score, mode, citations, session_key, explain, EMPTY_REASON
+                )
                 if builtin.results:
                     response = builtin
             self.last_fallback = None  # qmd works (it found something, or nothing)
@@ -166,16 +171,24 @@ class FallbackBackend:
         mode: SearchMode,
         citations: str,
         session_key: str | None,
+        explain: bool,
         reason: str,
     ) -> SearchResponse:
         with contextlib.suppress(Exception):  # an index never built (qmd answered so far) is built now
             self.fallback.ensure_fresh()
         response = self.fallback.search(
-            query, max_results, min_score, mode, citations=citations, session_key=session_key
+            query, max_results, min_score, mode, citations=citations, session_key=session_key, explain=explain
         )
         response.backend = "builtin"
         response.backend_fallback = {"from": "qmd", "reason": reason}
         return response
+
+    def memory_files(self) -> list[dict[str, Any]]:
+        """The workspace's memory files with their chunks in the builtin index (qmd keeps its own)."""
+        return self.fallback.memory_files()
+
+    def file_chunks(self, rel_path: str) -> list[dict[str, Any]]:
+        return self.fallback.file_chunks(rel_path)
 
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:
         """`qmd/<collection>/<path>` from that collection's root; anything else by the builtin rules."""

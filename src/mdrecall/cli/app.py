@@ -247,6 +247,7 @@ def search(
     max_results: int = typer.Option(None, "--max-results", "-n", min=1, help="At most N results (default 6)."),
     min_score: float = typer.Option(None, "--min-score", min=0.0, max=1.0, help="Drop results below this score."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array of results."),
+    explain: bool = typer.Option(False, "--explain", help="Say why each result ranked (score after each stage)."),
 ) -> None:
     """Search memory by meaning and by keyword."""
 
@@ -256,7 +257,7 @@ def search(
     def body(idx: MemoryBackend) -> None:
         _require_memory_files(idx)
         _fresh(idx, quiet=as_json)
-        response = idx.search(query, max_results=max_results, min_score=min_score)
+        response = idx.search(query, max_results=max_results, min_score=min_score, explain=explain)
         results = response.results
         fallback = None if response.fallback_logged else (response.backend_fallback or {}).get("reason")
         if as_json:
@@ -281,9 +282,25 @@ def search(
                 (result.source, "dim"),
             )
             say(out, "   " + _whole_lines(idx, result).strip().replace("\n", "\n   "))
+            if explain:
+                say(out, ("   why: " + explain_line(result.explain), "dim"))
         say(out, (f"{len(results)} results · {response.mode} · {response.provider}", "dim"))
 
     _run(ctx, body)
+
+
+def explain_line(explain: dict[str, Any] | None) -> str:
+    """One line of `SearchResult.explain`: both sides' raw scores, then the score after each stage."""
+    if not explain:
+        return "this engine does not say why it ranked this result"
+    parts = []
+    vector, keyword = explain.get("vector") or {}, explain.get("keyword") or {}
+    if vector.get("cosine") is not None:
+        parts.append(f"vector {vector['cosine']:.3f}")
+    if keyword.get("bm25") is not None:
+        parts.append(f"keyword {keyword['bm25']:.3f} (coverage {keyword['coverage']:.2f})")
+    steps = [f"{step['label']} {step['score']:.3f}" for step in explain.get("steps", [])]
+    return " · ".join(parts) + " -> " + " -> ".join(steps)
 
 
 def _whole_lines(idx: MemoryBackend, result: Any) -> str:
@@ -570,6 +587,25 @@ def mcp(
             run_stdio(settings)
     except MdrecallError as exc:
         fail(str(exc))
+
+
+@app.command()
+def ui(
+    ctx: typer.Context,
+    port: int = typer.Option(None, "--port", help="Port on 127.0.0.1 (default 8767, or a free one if taken; 0: any)."),
+    open_browser: bool = typer.Option(False, "--open", help="Also open the page in the default browser."),
+) -> None:
+    """Inspect memory in a local web page: search with explanations, files, facts, hook activity, index health.
+
+    Serves 127.0.0.1 only and prints the address with its access token (docs/ui.md)."""
+    from mdrecall.ui.server import serve
+
+    try:
+        serve(settings_from(ctx), port=port, open_browser=open_browser, announce=lambda line: say(err, line))
+    except MdrecallError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        raise typer.Exit(code=130) from None
 
 
 register_fact_commands(app)  # facts, hook, install: see cli_facts.py

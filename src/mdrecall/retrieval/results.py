@@ -33,6 +33,7 @@ class SearchResult:
     vector_score: float | None = None
     text_score: float | None = None
     citation: str | None = None
+    explain: dict[str, Any] | None = None  # why it ranked: only with run_search(explain=True) (explain.py)
 
     def to_dict(self) -> dict[str, Any]:
         """The spec's MemorySearchResult shape (camelCase)."""
@@ -46,6 +47,8 @@ class SearchResult:
         }
         if self.citation is not None:
             out["citation"] = self.citation
+        if self.explain is not None:
+            out["explain"] = self.explain
         return out
 
 

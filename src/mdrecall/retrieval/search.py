@@ -19,6 +19,7 @@ from mdrecall.config.settings import QueryConfig
 from mdrecall.documents.context import date_phrase, with_context
 from mdrecall.embeddings.base import EmbeddingProvider
 from mdrecall.embeddings.centering import center_query, centering_weight
+from mdrecall.retrieval.explain import SearchTrace, decay_detail, fusion_label, window_detail
 from mdrecall.retrieval.ranking import (
     RRF_K,
     CitationsMode,
@@ -462,6 +463,7 @@ def _blend_windows(
     query: str,
     vector: np.ndarray | None,
     limit: int,
+    trace: SearchTrace | None = None,
 ) -> list[Hit]:
     """Hybrid min-max hits re-scored with their best window (window_blend.py), when windows are stored."""
     from mdrecall.indexing.sync import window_plan
@@ -477,12 +479,15 @@ def _blend_windows(
     terms = expand_query_terms(query)
     held = store.terms_held([r.id for r in rows], terms)
     context = {key: {fold_term(t) for t in found} for key, found in held.items()}
-    windows = best_window_scores(rows, vectors, vector, terms, plan, weights, path_context, context)
+    best: dict[str, tuple[str, float]] | None = {} if trace is not None else None
+    windows = best_window_scores(rows, vectors, vector, terms, plan, weights, path_context, context, best)
     if not windows:
         return hits
     scores = blend({h.row.id: h.score for h in hits}, windows, weight)
     for hit in hits:
         hit.score = scores[hit.row.id]
+    if trace is not None and best is not None:
+        trace.stage("window", "best window", hits, lambda h: window_detail(h, best, weight))
     return sort_hits(hits)
 
 
@@ -571,6 +576,7 @@ def run_search(
     session_key: str | None = None,
     now: datetime | float | None = None,
     hybrid_keyword_query: Literal["and", "or"] | None = None,
+    explain: bool = False,
 ) -> SearchResponse:
     """Search the index: keyword side (+ identifier phrases) and vector side -> fusion (min-max, weighted or
     RRF) -> date boost -> identifiers first -> temporal decay -> minScore -> MMR/limit -> citations.
@@ -581,6 +587,7 @@ def run_search(
     removes every hit but some chunks hold every keyword, those are returned and the response says so.
     `citations` defaults to "off" so that library/CLI callers get plain snippets; the memory_search tool
     passes the configured mode and its session key. `now` (tests fix it) anchors relative dates and decay.
+    `explain` gives each result the score after every stage (`SearchResult.explain`, retrieval/explain.py).
     """
     limit = max_results if max_results is not None else query_cfg.max_results
     threshold = min_score if min_score is not None else query_cfg.min_score
@@ -605,17 +612,33 @@ def run_search(
 
     now_s = to_epoch(now)
     hits = _fuse(store, query_cfg, mode, vector, keyword)
+    trace = _start_trace(store, query_cfg, mode, vector, keyword, hits) if explain else None
     if mode == "hybrid" and provider is not None and query_cfg.hybrid.mode == "minmax" and store.fts.available:
-        hits = _blend_windows(store, provider, query_cfg, hits, cleaned, query_vector, limit)
+        hits = _blend_windows(store, provider, query_cfg, hits, cleaned, query_vector, limit, trace)
     hits = boost_dates(hits, cleaned, datetime.fromtimestamp(now_s, timezone.utc).date())
+    if trace is not None:
+        trace.stage("date", "date boost", hits, lambda h: "a daily log of a time the query names")
     hits = boost_identifiers(hits, identifiers)
+    if trace is not None:
+        held = lambda h: ", ".join(i for i in identifiers if holds_identifier(h.row.text, i))  # noqa: E731
+        trace.stage("identifier", "identifier boost", hits, lambda h: f"holds {held(h)} verbatim")
     decay_cfg = query_cfg.temporal_decay
     if decay_cfg.enabled and hits:
         mtimes = _session_mtimes(store, hits)
         hits = apply_temporal_decay(hits, decay_cfg.half_life_days, now_s, mtimes, decay_cfg.floor)
+        if trace is not None:
+            cfg = decay_cfg
+            trace.stage(
+                "decay", "temporal decay", hits, lambda h: decay_detail(h, cfg.half_life_days, now_s, mtimes, cfg.floor)
+            )
 
     passing, relaxed = _apply_min_score(store, hits, threshold, cleaned, model, sources, candidates)
+    if trace is not None:
+        why = f"below minScore {threshold:g}, kept: it holds every keyword" if relaxed else f">= minScore {threshold:g}"
+        trace.stage("minScore", "minScore", passing, lambda h: why)
     passing, rerank_notice = rerank_hits(query_cfg.rerank, cleaned, passing, identifiers)  # off by default
+    if trace is not None:
+        trace.stage("rerank", "reranker", passing, lambda h: f"reranked ({query_cfg.rerank.weight:g} reranker weight)")
     kept = select_results(passing, query_cfg, limit)
     notice = None
     if relaxed:
@@ -626,5 +649,28 @@ def run_search(
     notice = join_notices(notice, rerank_notice)
     terms = query_words(query)
     results = [_to_result(h, query_cfg.snippet_max_chars, mode, terms) for h in kept]
+    if trace is not None:
+        for result, hit in zip(results, kept, strict=True):
+            result.explain = trace.for_hit(hit)
     results = finish_results(results, citations_enabled(citations, session_key))
     return SearchResponse(results, provider_name, model, label, notice=notice, relaxed=relaxed)
+
+
+def _start_trace(
+    store: IndexStore,
+    query_cfg: QueryConfig,
+    mode: str,
+    vector: list[SearchRow],
+    keyword: list[SearchRow],
+    hits: list[Hit],
+) -> SearchTrace:
+    """The explanation's first stage: both sides' raw scores and the fused score (explain=True only)."""
+    weights: tuple[float, float] | None = None
+    if mode == "hybrid":
+        weights = query_cfg.hybrid.normalized_weights() if store.fts.available else (1.0, 0.0)
+    trace = SearchTrace(mode, query_cfg.hybrid.mode if mode == "hybrid" else None, weights)
+    trace.inputs(vector, keyword, bm25_rank_to_score)
+    by_coverage = mode == "keyword" and bool(hits) and not any(-r.score >= UNINFORMATIVE_BM25 for r in keyword)
+    label = fusion_label(mode, query_cfg.hybrid.mode, by_coverage)
+    trace.stage("fusion", "fusion", hits, lambda h: label)
+    return trace

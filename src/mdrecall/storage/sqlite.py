@@ -870,6 +870,17 @@ class Store:
             result.setdefault(source, {"files": 0, "chunks": 0})["chunks"] = n
         return result
 
+    def chunk_counts(self) -> dict[str, int]:
+        """Chunks per file path (the inspector's file list)."""
+        return {str(path): int(n) for path, n in self.conn.execute("SELECT path, COUNT(*) FROM chunks GROUP BY path")}
+
+    def file_chunks(self, path: str) -> list[tuple[str, int, int]]:
+        """(id, start line, end line) of one file's chunks, in file order."""
+        rows = self.conn.execute(
+            "SELECT id, start_line, end_line FROM chunks WHERE path = ? ORDER BY start_line, end_line", (path,)
+        )
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
     def vector_row_count(self) -> int:
         """Stored vectors, one per window (status and probes only; searches never count)."""
         return int(self.conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0])

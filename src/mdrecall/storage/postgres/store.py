@@ -310,6 +310,30 @@ class PgStore:
             result.setdefault(source, {"files": 0, "chunks": 0})["chunks"] = int(n)
         return result
 
+    def chunk_counts(self) -> dict[str, int]:
+        """Chunks per file path (the inspector's file list)."""
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return {}
+            rows = conn.execute(
+                "SELECT path, count(*) FROM mdrecall_chunks WHERE generation = %s GROUP BY path", (gen,)
+            ).fetchall()
+        return {str(path): int(n) for path, n in rows}
+
+    def file_chunks(self, path: str) -> list[tuple[str, int, int]]:
+        """(id, start line, end line) of one file's chunks, in file order."""
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return []
+            rows = conn.execute(
+                "SELECT id, start_line, end_line FROM mdrecall_chunks WHERE generation = %s AND path = %s "
+                "ORDER BY start_line, end_line",
+                (gen, path),
+            ).fetchall()
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
     def vector_row_count(self) -> int:
         """Stored vectors, one per window (as the builtin store counts them)."""
         with self._connection() as conn:
