@@ -65,7 +65,7 @@ def _env_name(value: str | None) -> str | None:
 
 class RemoteConfig(_Section):
     base_url: str | None = None
-    api_key: str | None = None
+    api_key: str | None = Field(None, repr=False)
     # An environment variable whose value is sent as the key. Without it, a provider's own variable
     # (OPENAI_API_KEY, ...) is sent only to that provider's API host, never to another baseUrl.
     api_key_env: str | None = None
@@ -81,7 +81,7 @@ class RemoteConfig(_Section):
 class ProviderSection(_Section):
     """Per-provider overrides (`[openai]`, `[gemini]`, `[voyage]`); `remote.*` wins over these."""
 
-    api_key: str | None = None
+    api_key: str | None = Field(None, repr=False)
     api_key_env: str | None = None  # as `remote.apiKeyEnv`
     base_url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
@@ -443,6 +443,9 @@ class QmdScopeConfig(_Section):
 class QmdConfig(_Section):
     command: str = "qmd"
     search_mode: Literal["search", "vsearch", "query"] = "search"
+    # qmd `search` needs every query term in a note: when it finds nothing, the builtin index answers
+    # (false: an empty qmd answer is final, as in OpenClaw's qmd sidecar)
+    fallback_on_empty: bool = True
     include_default_memory: bool = True
     paths: list[QmdPathConfig] = Field(default_factory=list)
     sessions: QmdSessionsConfig = Field(default_factory=QmdSessionsConfig)
