@@ -34,6 +34,7 @@ import numpy as np
 from mdrecall.config.settings import FactsConfig, Settings
 from mdrecall.documents.writer import append_entry
 from mdrecall.errors import MdrecallError
+from mdrecall.text.redact import redact
 
 try:
     import fcntl
@@ -122,10 +123,8 @@ class FactHit:
 
 def clean_text(text: str) -> str:
     """One line, whitespace collapsed, secrets redacted, at most MAX_FACT_CHARS (a fact is one line)."""
-    from mdrecall.facts.capture import redact_secrets
-
     one_line = " ".join(str(text).split())
-    return redact_secrets(one_line)[:MAX_FACT_CHARS].strip()
+    return redact(one_line)[:MAX_FACT_CHARS].strip()
 
 
 def normalize_category(category: str | None) -> str | None:
