@@ -2,8 +2,9 @@
 
 Such text is data the user handed over, not what the user says about themselves: a memory captured from it
 would let anyone whose review, email or comment gets pasted into a chat write instructions into every later
-session. `own_words(message)` keeps the user's own words and puts a line break where quoted text was, so
-what is left still splits into the user's own sentences.
+session. `own_words(message)` keeps the user's own words: it ends the message where an instruction that
+introduces someone else's text begins ("translate this review:", "he wrote:", email headers), drops `>`
+lines, and puts a line break where a quoted span was, so what is left splits into the user's own sentences.
 """
 
 from __future__ import annotations
@@ -76,10 +77,10 @@ def own_words(message: str) -> str:
     cut = len(text)
     handle = _HANDLE_RE.search(text)
     if handle is not None:
-        cut = min(cut, handle.end())
+        cut = min(cut, handle.start())
     for speech in _SPEECH_RE.finditer(text):
         if not _is_self(speech.group("who")):
-            cut = min(cut, speech.end())
+            cut = min(cut, speech.start())
             break
     text = text[:cut]
     return _QUOTED_SPAN_RE.sub("\n", text)

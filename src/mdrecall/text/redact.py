@@ -756,7 +756,8 @@ _SENSITIVE_CUE_RE = re.compile(
     r"|暗証番号|パスワード|비밀번호|비번|seed phrase|recovery phrase|mnemonic|frase semente|social security"
     r"|card number|n[úu]mero d[eo] (?:cart[ãa]o|tarjeta)|kartennummer|(?:door|gate|alarm|access|safe) code"
     r"|api[ \-]?key|secret key|access token|api token)"
-    r"[^.!?。\n]{0,30}?(?:\s+(?:is|es|é|ist|est|è|lautet|är|was|are|era|foi)\s+|\s*[:：=]\s*|是|は|는\s*|은\s*)"
+    r"(?:\s+(?:for|of|on|at|do|da|de|del|du|für|des|van|di)(?:\s+[\w.\-@']+){1,3}?)?"
+    r"(?:\s+(?:is|es|é|ist|est|è|lautet|är|was|are|era|foi)\s+|\s*[:：=]\s*|是|は|는\s*|은\s*)"
     r"(?P<value>[^\s.,;!?。]+)"
 )
 _NO_VALUE_WORDS = "in on at under behind inside written taped somewhere noted sent attached elsewhere ok okay fine"
