@@ -55,9 +55,14 @@ _SELF_WORDS = "i we eu nós nos yo nosotros ich wir je nous io noi ik wij я м�
 _SELF = frozenset(_SELF_WORDS.split())
 # A quoted span of four words or more ("…", “…”, «…», „…“, '…' not inside a word, 「…」)
 _QUOTED_SPAN_RE = re.compile(
-    r"\"[^\"\n]*?(?:\s[^\"\n]*?){3,}\"|“[^”\n]*?(?:\s[^”\n]*?){3,}”|«[^»\n]*?(?:\s[^»\n]*?){3,}»"
-    r"|„[^“\n]*?(?:\s[^“\n]*?){3,}“|(?<![A-Za-z])'[^'\n]*?(?:\s[^'\n]*?){3,}'(?![A-Za-z])|「[^」\n]{6,}」"
+    r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|«[^»\n]{1,400}»|„[^“\n]{1,400}“|(?<![A-Za-z])'[^'\n]{1,400}'(?![A-Za-z])"
+    r"|「[^」\n]{6,400}」"
 )
+
+
+def _drop_quoted_span(m: re.Match[str]) -> str:
+    span = m.group(0)
+    return "\n" if span.startswith("「") or len(span.split()) >= 4 else span
 
 
 def _is_self(who: str) -> bool:
@@ -83,4 +88,4 @@ def own_words(message: str) -> str:
             cut = min(cut, speech.start())
             break
     text = text[:cut]
-    return _QUOTED_SPAN_RE.sub("\n", text)
+    return _QUOTED_SPAN_RE.sub(_drop_quoted_span, text)
