@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.facts.capture import extract_rules, rule_candidate
+from mdrecall.facts.rules import extract_rules, rule_candidate
 from mdrecall.text.quoted import own_words
 from mdrecall.text.redact import redact, sensitive_kind
 

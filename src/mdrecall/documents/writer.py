@@ -14,12 +14,8 @@ from datetime import date, datetime
 from pathlib import Path
 
 from mdrecall.errors import MdrecallError
+from mdrecall.locks import locked_fd
 from mdrecall.text.redact import redact
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: O_APPEND alone still keeps each write whole locally
-    fcntl = None  # type: ignore[assignment]
 
 LONG_TERM_FILE = "MEMORY.md"
 MEMORY_DIR = "memory"
@@ -50,14 +46,9 @@ def append_entry(path: str | os.PathLike[str], text: str, header: str | None = N
     except OSError as err:
         raise MdrecallError(f"cannot append to {target}: {err.strerror}") from None
     try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
+        with locked_fd(fd):
             _write_all(fd, _prefix(fd, header) + entry)
             os.fsync(fd)
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
     return target
