@@ -102,6 +102,37 @@ def documents(text: str, size: int = 3000) -> list[str]:
     return docs
 
 
+# Inputs built to make a careless pattern backtrack: each is timed at two sizes; linear cost gives a ratio
+# near the size ratio (4), a quadratic one near 16.
+ADVERSARIAL = {
+    "password is": "password is ",
+    "senha": "senha ",
+    "pin digits": "pin 12 ",
+    "digit groups": "1234 ",
+    "seed words": "abandon ",
+    "numbered words": "1. zoo\n",
+    "table rows": "| password | x |\n|---|---|\n",
+    "colons": "a:1:b:c:",
+    "name value": "name: password value ",
+    "spaced token": "token is ab1 ",
+    "quotes": '"',
+    "ssn": "SSN 12 ",
+    "docker login": "login -p ",
+    "mixed base64": "aB3/",
+    "cjk password": "密码是",
+}
+
+
+def adversarial(fn: Any, runs: int) -> list[dict[str, Any]]:
+    rows = []
+    for name, unit in ADVERSARIAL.items():
+        small, large = unit * (20_000 // len(unit)), unit * (80_000 // len(unit))
+        t_small, t_large = best_seconds(fn, [small], runs), best_seconds(fn, [large], runs)
+        rows.append({"input": name, "ms_20kb": round(t_small * 1000, 1), "ms_80kb": round(t_large * 1000, 1),
+                     "ratio": round(t_large / t_small, 1)})  # fmt: skip
+    return rows
+
+
 def best_seconds(fn: Any, docs: list[str], runs: int) -> float:
     best = float("inf")
     for _ in range(runs):
@@ -142,7 +173,11 @@ def main() -> None:
         print(
             f"{row['text']:16s} {row['before_ms_per_mb']:12.1f} {row['after_ms_per_mb']:12.1f} {row['slowdown']:12.2f}x"
         )
-    result = {"before": args.before, "runs": args.runs, "results": rows}
+    worst = adversarial(after.redact, args.runs)
+    print(f"{'adversarial input':18s} {'20 KB ms':>9s} {'80 KB ms':>9s} {'ratio':>6s}")
+    for row in worst:
+        print(f"{row['input']:18s} {row['ms_20kb']:9.1f} {row['ms_80kb']:9.1f} {row['ratio']:6.1f}")
+    result = {"before": args.before, "runs": args.runs, "results": rows, "adversarial": worst}
     print(json.dumps(result))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
