@@ -13,6 +13,7 @@ import httpx
 
 from mdrecall.facts.model import CATEGORIES, clean_text, strip_injected
 from mdrecall.facts.rules import MAX_CHARS, Candidate, extract_rules, has_secret
+from mdrecall.text.quoted import own_words
 from mdrecall.text.redact import redact
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ class LlmExtractor:
         self.timeout = timeout
 
     def extract(self, user_messages: Iterable[str], limit: int = 3) -> list[Candidate]:
-        cleaned = [strip_injected(m).strip() for m in user_messages]
+        cleaned = [own_words(strip_injected(m)).strip() for m in user_messages]
         cleaned = [redact(m) for m in cleaned if m]
         if not cleaned:
             return []

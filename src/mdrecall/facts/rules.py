@@ -6,8 +6,10 @@ German, Chinese, Japanese and Korean. They are deliberately conservative (precis
 of OpenClaw's extension complained about captured chatter far more than about missed facts. Measured on
 `bench/quality/capture_set.jsonl` by `bench/quality/capture_eval.py` (see docs/facts.md).
 
-Never captured: assistant text, questions, injected `<relevant-memories>` blocks, text carrying a secret,
-tool/markup output, very short or very long messages.
+Never captured: assistant text, questions, injected `<relevant-memories>` blocks, a statement carrying a
+credential, PIN, card, identity number or seed phrase (dropped, not stored redacted), text the user quotes
+from someone else (pasted emails, `>` quotes, "translate this review: …"), tool/markup output, very short or
+very long messages.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mdrecall.facts.model import strip_injected
-from mdrecall.text.redact import redact
+from mdrecall.text.quoted import own_words
+from mdrecall.text.redact import sensitive_kind
 
 MIN_CHARS = 8
 MAX_CHARS = 500
@@ -25,7 +28,8 @@ _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 
 
 def has_secret(text: str) -> bool:
-    return redact(text) != text
+    """A credential, PIN, card, identity number or seed phrase: the statement is dropped, never stored redacted."""
+    return sensitive_kind(text) is not None
 
 
 def _rx(*patterns: str) -> re.Pattern[str]:
@@ -359,7 +363,7 @@ def extract_rules(user_messages: Iterable[str], limit: int = 3) -> list[Candidat
     out: list[Candidate] = []
     seen: set[str] = set()
     for message in user_messages:
-        whole = strip_injected(message).strip()
+        whole = own_words(strip_injected(message)).strip()  # never what the user quotes from someone else
         pieces = [whole] if len(whole) <= 200 else statements(whole)
         for piece in pieces:
             candidate = rule_candidate(piece)
