@@ -132,7 +132,7 @@ def bench_e5(n_windows: int, n_queries: int) -> dict[str, Any]:
 
 
 def bench_minilm(n_chunks: int) -> dict[str, Any]:
-    from mdrecall.config import LocalConfig
+    from mdrecall.config.settings import LocalConfig
     from mdrecall.embeddings.local import create_local_provider
 
     rng = random.Random(42)

@@ -20,7 +20,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from mdrecall.store import blob_to_vector, encode_vector
+from mdrecall.storage.sqlite import blob_to_vector, encode_vector
 
 QUERIES_PER_INDEX = 300
 

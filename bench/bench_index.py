@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mdrecall.config import parse_config, resolve_settings
+from mdrecall.backends.builtin import MemoryIndex
+from mdrecall.config.settings import parse_config, resolve_settings
 from mdrecall.embeddings.factory import ProviderResult, create_provider
-from mdrecall.manager import MemoryIndex
 
 TOPICS = {
     "deploy": "release pipeline rollout canary staging production build artifact version tag",

@@ -29,12 +29,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from mdrecall.chunk_windows import chunk_windows  # noqa: E402
-from mdrecall.config import LocalConfig, parse_config, resolve_settings  # noqa: E402
+from mdrecall.backends.builtin import MemoryIndex  # noqa: E402
+from mdrecall.config.settings import LocalConfig, parse_config, resolve_settings  # noqa: E402
+from mdrecall.documents.windows import chunk_windows  # noqa: E402
 from mdrecall.embeddings.factory import ProviderResult  # noqa: E402
 from mdrecall.embeddings.local import create_local_provider  # noqa: E402
-from mdrecall.manager import MemoryIndex  # noqa: E402
-from mdrecall.sync import window_plan  # noqa: E402
+from mdrecall.indexing.sync import window_plan  # noqa: E402
 
 _TEXT = (
     "we went to the lake on saturday and my sister brought her new dog that she adopted from the shelter "

@@ -56,10 +56,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from mdrecall.config import parse_config, resolve_settings  # noqa: E402
+from mdrecall.backends.builtin import MemoryIndex  # noqa: E402
+from mdrecall.config.settings import parse_config, resolve_settings  # noqa: E402
 from mdrecall.embeddings.factory import ProviderResult  # noqa: E402
-from mdrecall.manager import MemoryIndex  # noqa: E402
-from mdrecall.store import ChunkRow  # noqa: E402
+from mdrecall.storage.sqlite import ChunkRow  # noqa: E402
 
 DIMS = 384
 VOCAB = 20_000
@@ -371,7 +371,7 @@ def _run_backend(
     }
     queries = _queries(words)
     if name == "postgres":
-        from mdrecall.backends.postgres.store import PgStore
+        from mdrecall.storage.postgres.store import PgStore
 
         vacuum = Phase()  # what autovacuum does on a live server soon after a load: index-only scans need it
         store.conn.execute("VACUUM (ANALYZE) mdrecall_postings")
@@ -399,7 +399,7 @@ def _run_backend(
 
 
 def _pg_store(index: Any) -> Any:
-    from mdrecall.backends.postgres.store import ACTIVE, PgStore
+    from mdrecall.storage.postgres.store import ACTIVE, PgStore
 
     pool = index._pool()
     conn = pool.getconn()
@@ -421,7 +421,7 @@ def _exact_top(conn: Any, gen: int, query: np.ndarray, k: int) -> list[str]:
 def _shared_server(server_dsn: str, words: list[str], work: Path) -> dict[str, Any]:
     """A small agent beside the big one: its own search path (partial HNSW / exact scan) vs one global graph."""
     from mdrecall.backends.postgres import PostgresIndex
-    from mdrecall.backends.postgres.schema import build_memory
+    from mdrecall.storage.postgres.schema import build_memory
 
     (work / "ws-small").mkdir(exist_ok=True)
     settings = resolve_settings(
@@ -541,7 +541,7 @@ def main(argv: list[str] | None = None) -> int:
                 result = ProviderResult(RandomProvider(), requested="bench")  # type: ignore[arg-type]
                 if backend == "postgres":
                     from mdrecall.backends.postgres import PostgresIndex
-                    from mdrecall.backends.postgres.schema import drop_orphan_hnsw_indexes
+                    from mdrecall.storage.postgres.schema import drop_orphan_hnsw_indexes
 
                     index: Any = PostgresIndex(settings, result)
                     entry[backend] = _run_backend(

@@ -43,9 +43,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_index import NAMES, TOPICS  # noqa: E402
-from mdrecall.chunk_windows import WindowPlan, chunk_windows  # noqa: E402
-from mdrecall.config import parse_config  # noqa: E402
-from mdrecall.store import ChunkRow, Store  # noqa: E402
+from mdrecall.config.settings import parse_config  # noqa: E402
+from mdrecall.documents.windows import WindowPlan, chunk_windows  # noqa: E402
+from mdrecall.storage.sqlite import ChunkRow, Store  # noqa: E402
 
 DIMS = 384
 MODEL = "bench-model"
@@ -304,7 +304,7 @@ def open_exact(path: Path, engine: str) -> Store | None:
 def text_measures(
     store: Store, idents: list[str], queries: np.ndarray, windows: bool = False, exact: Store | None = None
 ) -> dict[str, Any]:
-    from mdrecall.search import run_search
+    from mdrecall.retrieval.search import run_search
 
     cfg = parse_config({}).query
     rng = random.Random(5)

@@ -34,10 +34,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_index import NAMES, TOPICS, generate_workspace  # noqa: E402
-from mdrecall.config import parse_config  # noqa: E402
-from mdrecall.store import Store  # noqa: E402
-from mdrecall.sync import incremental_sync  # noqa: E402
-from mdrecall.workspace import list_memory_files  # noqa: E402
+from mdrecall.config.settings import parse_config  # noqa: E402
+from mdrecall.documents.workspace import list_memory_files  # noqa: E402
+from mdrecall.indexing.sync import incremental_sync  # noqa: E402
+from mdrecall.storage.sqlite import Store  # noqa: E402
 
 DIMS = 384
 DENSE_CHARS = 1500  # a default chunk is 400 tokens: at 1530 characters some of these files become two chunks

@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def child(root: Path, bar: bool) -> None:
     """Index root/ws into root/state (fresh) and print wall, CPU and peak RSS as JSON."""
-    from mdrecall.config import parse_config, resolve_settings
+    from mdrecall.backends.builtin import MemoryIndex
+    from mdrecall.config.settings import parse_config, resolve_settings
     from mdrecall.embeddings.factory import create_provider
-    from mdrecall.manager import MemoryIndex
 
     shutil.rmtree(root / "state", ignore_errors=True)
     config = parse_config({"provider": "none"})

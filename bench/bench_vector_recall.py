@@ -34,13 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from mdrecall import vector_index
-from mdrecall.centering import center_query, centering_weight
-from mdrecall.config import parse_config
+from mdrecall.config.settings import parse_config
 from mdrecall.embeddings.factory import create_provider
-from mdrecall.search import run_search
-from mdrecall.store import Store
-from mdrecall.vector_index import VectorMatrix, quantize, rescore_count
+from mdrecall.retrieval.centering import center_query, centering_weight
+from mdrecall.retrieval.search import run_search
+from mdrecall.storage import vectors as vector_index
+from mdrecall.storage.sqlite import Store
+from mdrecall.storage.vectors import VectorMatrix, quantize, rescore_count
 
 SHARES = (0.002, 0.005, 0.01)
 FIXED = (30, 50, 100)

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdrecall.config import MemoryConfig, Settings, parse_config, resolve_settings
+from mdrecall.backends.builtin import MemoryIndex
+from mdrecall.config.settings import MemoryConfig, Settings, parse_config, resolve_settings
 from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
 from mdrecall.embeddings.factory import ProviderResult
-from mdrecall.manager import MemoryIndex
-from mdrecall.store import Store
+from mdrecall.storage.sqlite import Store
 
 EXAMPLE_WORKSPACE = Path(__file__).resolve().parent.parent / "examples" / "workspace"
 
@@ -70,7 +70,7 @@ def random_word_store(path: Path, vocabulary: list[str], common: list[str], rare
     `vocabulary`, every 37th also `rare` (keyword-ranking tests compare fast paths with full bm25 on it)."""
     import random
 
-    from mdrecall.store import ChunkRow
+    from mdrecall.storage.sqlite import ChunkRow
 
     rng = random.Random(8)
     store = Store(path)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.config import MemoryConfig, parse_config, resolve_settings
+from mdrecall.config.settings import MemoryConfig, parse_config, resolve_settings
 from mdrecall.embeddings.factory import ProviderResult, create_provider
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hooks"

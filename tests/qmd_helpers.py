@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mdrecall.backends import open_backend
-from mdrecall.config import Settings, parse_config, resolve_settings
+from mdrecall.config.settings import Settings, parse_config, resolve_settings
 
 FAKE_QMD = Path(__file__).resolve().parent / "fake_qmd.py"
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from mdrecall.agents.tools import MemoryTools
 from mdrecall.backends import open_backend
-from mdrecall.config import parse_config, resolve_settings
-from mdrecall.tools import MemoryTools
+from mdrecall.config.settings import parse_config, resolve_settings
 
 DEFAULT_BIN = Path(__file__).resolve().parent.parent / ".qmd-real" / "node_modules" / ".bin"
 REAL_BIN = Path(os.environ.get("MDRECALL_REAL_QMD_BIN", DEFAULT_BIN))

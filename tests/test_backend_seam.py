@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from mdrecall.agents.tools import MemoryTools
 from mdrecall.backends import BACKENDS, MemoryBackend, open_backend
+from mdrecall.backends.builtin import MemoryIndex
 from mdrecall.backends.fallback import FallbackBackend
-from mdrecall.config import parse_config, resolve_settings
+from mdrecall.config.settings import parse_config, resolve_settings
 from mdrecall.errors import ConfigError
-from mdrecall.manager import MemoryIndex
-from mdrecall.tools import MemoryTools
 
 from .conftest import write
 
@@ -79,8 +79,8 @@ def test_an_unknown_backend_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_callers_do_not_construct_the_builtin_index(tmp_path: Path) -> None:
-    """cli.py and mcp_server.py open backends through the factory only."""
-    for name in ("cli.py", "mcp_server.py"):
+    """The CLI and the MCP server open backends through the factory only."""
+    for name in ("cli/app.py", "mcp_server.py"):
         tree = ast.parse((SRC / name).read_text())
         called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
         assert "MemoryIndex" not in called and "open_backend" in called, name
@@ -97,7 +97,7 @@ def _module_imports(path: Path) -> set[str]:
 
 def test_batch_api_and_remote_no_longer_import_each_other_in_a_cycle() -> None:
     emb = SRC / "embeddings"
-    assert "remote" not in _module_imports(emb / "batch_api.py")
-    assert not {"remote", "batch_api"} & _module_imports(emb / "http.py")
+    assert "mdrecall.embeddings.remote" not in _module_imports(emb / "batch_api.py")
+    assert not {"mdrecall.embeddings.remote", "mdrecall.embeddings.batch_api"} & _module_imports(emb / "http.py")
     for module in ("batch_api", "remote", "http"):  # each imports cleanly first, in a fresh interpreter
         subprocess.run([sys.executable, "-c", f"import mdrecall.embeddings.{module}"], check=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdrecall.chunking import chunk_markdown, hash_text, max_chunk_chars
+from mdrecall.documents.chunking import chunk_markdown, hash_text, max_chunk_chars
 
 line = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=300)
 documents = st.lists(line, max_size=60).map("\n".join)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdrecall.store import (
+from mdrecall.storage.sqlite import (
     ChunkRow,
     Store,
     blob_precision,

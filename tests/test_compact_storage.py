@@ -13,7 +13,7 @@ from pathlib import Path
 import apsw
 
 from conftest import HashingProvider, write
-from mdrecall.store import SCHEMA_VERSION, STORAGE_FORMAT, blob_to_vector, vector_to_blob
+from mdrecall.storage.sqlite import SCHEMA_VERSION, STORAGE_FORMAT, blob_to_vector, vector_to_blob
 
 DIMS = 32
 
@@ -184,7 +184,7 @@ def _downgrade_to_version_2(db: Path) -> None:
 
 
 def test_a_version_2_index_opened_read_only_still_searches(tmp_path: Path, make_index) -> None:
-    from mdrecall.store import Store
+    from mdrecall.storage.sqlite import Store
 
     _, provider, db, _ = _version_2_index(tmp_path, make_index)
     store = Store(db, read_only=True)  # never migrated: a read-only state directory cannot be written

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdrecall.store import ChunkRow, Store, pack_text, stored_text
+from mdrecall.storage.sqlite import ChunkRow, Store, pack_text, stored_text
 
 from .conftest import HashingProvider, write
 

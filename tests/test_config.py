@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.config import MemoryConfig, load_config_file, parse_config, resolve_settings, workspace_key
+from mdrecall.config.settings import MemoryConfig, load_config_file, parse_config, resolve_settings, workspace_key
 from mdrecall.errors import ConfigError, WorkspaceError
 
 

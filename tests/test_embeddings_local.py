@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdrecall.config import LocalConfig, MemoryConfig
+from mdrecall.config.settings import LocalConfig, MemoryConfig
 from mdrecall.embeddings import local
 from mdrecall.embeddings.base import EmbeddingProvider
 from mdrecall.embeddings.bert_numpy import erf, gelu

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.config import parse_config, resolve_settings
-from mdrecall.manager import MemoryIndex
-from mdrecall.search import build_fts_query
+from mdrecall.backends.builtin import MemoryIndex
+from mdrecall.config.settings import parse_config, resolve_settings
+from mdrecall.retrieval.search import build_fts_query
 
 from .conftest import EXAMPLE_WORKSPACE
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from facts_fixtures import hashing_provider, make_settings  # noqa: F401
-from mdrecall.capture import LlmExtractor, auto_capture, extract_rules, reject_reason, rule_candidate
-from mdrecall.facts import FactStore
+from mdrecall.facts.capture import LlmExtractor, auto_capture, extract_rules, reject_reason, rule_candidate
+from mdrecall.facts.store import FactStore
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURE_SET = ROOT / "bench" / "quality" / "capture_set.jsonl"
@@ -176,7 +176,7 @@ def test_held_out_set_floors() -> None:
 
 
 def test_hooks_use_the_llm_extractor_when_configured(tmp_path: Path, chat_server: str, hashing_provider) -> None:  # noqa: F811
-    from mdrecall.hooks import HookRunner
+    from mdrecall.agents.hooks import HookRunner
 
     config = {"facts": {"capture": "llm", "llm": {"baseUrl": chat_server, "model": "tiny", "apiKey": "k-9"}}}
     settings = make_settings(tmp_path / "ws", tmp_path / "state", config)

@@ -11,8 +11,8 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mdrecall.fact_tools import FactTools
-from mdrecall.facts import FactStore
+from mdrecall.agents.fact_tools import FactTools
+from mdrecall.facts.store import FactStore
 
 from .conftest import write
 

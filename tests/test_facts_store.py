@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from facts_fixtures import hashing_provider, local_provider, make_settings  # noqa: F401
+from mdrecall.backends.builtin import MemoryIndex
 from mdrecall.errors import MdrecallError
-from mdrecall.facts import FactStore, auto_recall, format_memories, parse_line, store_dir
-from mdrecall.manager import MemoryIndex
+from mdrecall.facts.store import FactStore, auto_recall, format_memories, parse_line, store_dir
 
 
 @pytest.fixture

@@ -26,11 +26,11 @@ import pytest
 from typer.testing import CliRunner
 
 from fake_embedding_server import FakeEmbeddingServer
-from mdrecall.cli import app
-from mdrecall.config import resolve_settings
+from mdrecall.agents.tools import MemoryTools
+from mdrecall.backends.builtin import MemoryIndex
+from mdrecall.cli.app import app
+from mdrecall.config.settings import resolve_settings
 from mdrecall.embeddings import remote
-from mdrecall.manager import MemoryIndex
-from mdrecall.tools import MemoryTools
 
 from .conftest import write
 
@@ -66,7 +66,7 @@ def run_process(ws: Path, state: Path, *args: str, fsize: int | None = None, as_
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
     prefix = DROP_DAC if (as_user and ROOT) else []
-    cmd = [*prefix, sys.executable, "-m", "mdrecall.cli", "--workspace", str(ws), "--state-dir", str(state), *args]
+    cmd = [*prefix, sys.executable, "-m", "mdrecall.cli.app", "--workspace", str(ws), "--state-dir", str(state), *args]
     return subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limit, timeout=120)
 
 

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from mdrecall.flush import (
+from mdrecall.agents.flush import (
     BYTES_PER_TOKEN,
     DEFAULT_FLUSH_PROMPT,
     DEFAULT_FLUSH_SYSTEM_PROMPT,

@@ -103,8 +103,8 @@ def test_reader_keeps_old_index_during_a_long_full_reindex(workspace: Path, make
 
 SYNC_SCRIPT = """
 import sys, time
-from mdrecall.config import parse_config, resolve_settings
-from mdrecall.manager import MemoryIndex
+from mdrecall.config.settings import parse_config, resolve_settings
+from mdrecall.backends.builtin import MemoryIndex
 from mdrecall.embeddings.factory import ProviderResult
 sys.path.insert(0, sys.argv[3])
 from conftest import HashingProvider
@@ -148,7 +148,7 @@ def test_two_processes_syncing_at_once_take_turns(workspace: Path, tmp_path: Pat
     assert all(o[0].split()[2] == "7" for o in outputs)
     # each sync embeds for >= 0.5 s; run together they would end together, in turn >= 0.5 s apart
     assert ends[1] - ends[0] >= 0.45
-    from mdrecall.store import Store
+    from mdrecall.storage.sqlite import Store
 
     store = Store(db)
     assert store.counts()["memory"] == {"files": 7, "chunks": 7}
@@ -213,7 +213,7 @@ def test_watch_command_runs_and_stops_cleanly_on_ctrl_c(workspace: Path, tmp_pat
         [
             sys.executable,
             "-m",
-            "mdrecall.cli",
+            "mdrecall.cli.app",
             "--workspace",
             str(workspace),
             "--state-dir",

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mdrecall.documents.workspace import resolve_memory_path
 from mdrecall.errors import PathRefusedError
-from mdrecall.search import build_fts_query
-from mdrecall.store import Store
-from mdrecall.workspace import resolve_memory_path
+from mdrecall.retrieval.search import build_fts_query
+from mdrecall.storage.sqlite import Store
 
 from .conftest import HashingProvider, write
 
@@ -120,9 +120,9 @@ KILL_SCRIPT = """
 import sys, time
 sys.path.insert(0, sys.argv[3])
 from conftest import HashingProvider
-from mdrecall.config import parse_config, resolve_settings
+from mdrecall.config.settings import parse_config, resolve_settings
 from mdrecall.embeddings.factory import ProviderResult
-from mdrecall.manager import MemoryIndex
+from mdrecall.backends.builtin import MemoryIndex
 
 class Steady(HashingProvider):
     def embed_batch(self, texts):

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mdrecall.chunk_windows import WindowPlan, chunk_windows
-from mdrecall.store import ChunkRow, Store
-from mdrecall.window_blend import TermFinder
+from mdrecall.documents.windows import WindowPlan, chunk_windows
+from mdrecall.retrieval.window_blend import TermFinder
+from mdrecall.storage.sqlite import ChunkRow, Store
 
 TEXTS = [
     "- Tom fixed the billing invoice bug\n- Priya reviewed the invoice flow\n\n- lunch at noon\n- billing again",

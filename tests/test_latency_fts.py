@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.store import FTS_MAX_SEGMENTS, ChunkRow, Store
+from mdrecall.storage.sqlite import FTS_MAX_SEGMENTS, ChunkRow, Store
 
 from .conftest import random_word_store
 
@@ -69,8 +69,8 @@ def test_prefix_terms_of_the_min_score_query_are_ranked_without_common_ones(
 ) -> None:
     """search's AND query of word prefixes ("noted"* AND ...) takes the common-term path too: common prefixes
     only decide which chunks match; the rows a rare prefix scores come first, in full bm25's order."""
-    from mdrecall import store as store_module
-    from mdrecall.store import _plain_terms
+    from mdrecall.storage import sqlite as store_module
+    from mdrecall.storage.sqlite import _plain_terms
 
     assert _plain_terms('"noted"* AND "work"* AND "x"') == ("AND", ['"noted"*', '"work"*', '"x"'])
     assert _plain_terms('"a"* OR "b" AND "c"') is None

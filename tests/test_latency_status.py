@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdrecall import vector_index
+from mdrecall.storage import vectors as vector_index
 
 from .conftest import HashingProvider, write
 

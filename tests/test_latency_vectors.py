@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdrecall import vector_index
-from mdrecall.config import LocalConfig, parse_config
+from mdrecall.config.settings import LocalConfig, parse_config
 from mdrecall.embeddings.local import create_local_provider
-from mdrecall.store import ChunkRow, Store
-from mdrecall.vector_index import VectorMatrix, quantize
+from mdrecall.storage import vectors as vector_index
+from mdrecall.storage.sqlite import ChunkRow, Store
+from mdrecall.storage.vectors import VectorMatrix, quantize
 
 NAMES = ["Priya", "Tom", "Aiko", "Lars", "Mbali", "Diego"]
 DOINGS = [

@@ -20,10 +20,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from mdrecall.config import resolve_settings
-from mdrecall.manager import MemoryIndex
+from mdrecall.agents.tools import MemoryTools
+from mdrecall.backends.builtin import MemoryIndex
+from mdrecall.config.settings import resolve_settings
 from mdrecall.mcp_server import BearerTokenMiddleware, build_server
-from mdrecall.tools import MemoryTools
 
 from .conftest import write
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from mdrecall.documents.writer import append_daily, append_entry, append_long_term, daily_path
 from mdrecall.errors import MdrecallError
-from mdrecall.memory_writer import append_daily, append_entry, append_long_term, daily_path
 
 PROCESSES = 4
 ENTRIES_EACH = 200

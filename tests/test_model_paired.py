@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdrecall.centering import center_query
-from mdrecall.config import LocalConfig
+from mdrecall.config.settings import LocalConfig
 from mdrecall.embeddings import local
 from mdrecall.embeddings.local import create_local_provider
 from mdrecall.embeddings.paired import PairedProvider
 from mdrecall.errors import EmbeddingError
+from mdrecall.retrieval.centering import center_query
 
 from .conftest import write
 

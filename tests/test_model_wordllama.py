@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdrecall.config import LocalConfig
+from mdrecall.config.settings import LocalConfig
 from mdrecall.embeddings import local, wordllama
 from mdrecall.embeddings.local import create_local_provider
 from mdrecall.embeddings.wordllama import WORDLLAMA_DIMS, WORDLLAMA_MODEL_NAME, WordLlamaProvider

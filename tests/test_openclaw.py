@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.errors import ConfigError
-from mdrecall.manager import MemoryIndex
-from mdrecall.openclaw import (
+from mdrecall.agents.tools import MEMORY_SEARCH, MemoryTools
+from mdrecall.backends.builtin import MemoryIndex
+from mdrecall.config.openclaw import (
     deep_merge,
     default_agent_id,
     flush_settings_from_openclaw,
@@ -19,7 +19,7 @@ from mdrecall.openclaw import (
     openclaw_state_dir,
     resolve_openclaw_settings,
 )
-from mdrecall.tools import MEMORY_SEARCH, MemoryTools
+from mdrecall.errors import ConfigError
 
 from .conftest import write
 
@@ -182,7 +182,7 @@ def test_search_through_openclaw_settings(openclaw_home: Path) -> None:
 def test_cli_searches_an_openclaw_install(openclaw_home: Path) -> None:
     from typer.testing import CliRunner
 
-    from mdrecall.cli import app
+    from mdrecall.cli.app import app
 
     write(openclaw_home / "workspace", "MEMORY.md", "The staging gateway answers on port 18789.\n")
     result = CliRunner().invoke(app, ["--openclaw", "search", "18789", "--json"])

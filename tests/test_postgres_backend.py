@@ -16,13 +16,13 @@ import psycopg
 import pytest
 
 from conftest import HashingProvider, sync_until_the_server_stops, write
+from mdrecall.agents.tools import MemoryTools
+from mdrecall.backends.builtin import MemoryIndex
 from mdrecall.backends.postgres import PostgresIndex, PostgresUnavailableError
-from mdrecall.backends.postgres.schema import LATEST_VERSION, migrate
-from mdrecall.config import parse_config, resolve_settings
+from mdrecall.config.settings import parse_config, resolve_settings
 from mdrecall.embeddings.factory import ProviderResult
 from mdrecall.errors import ConfigError
-from mdrecall.manager import MemoryIndex
-from mdrecall.tools import MemoryTools
+from mdrecall.storage.postgres.schema import LATEST_VERSION, migrate
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -152,7 +152,7 @@ SYNC_SCRIPT = textwrap.dedent(
     """
     import os, sys
     from mdrecall.backends.postgres import PostgresIndex
-    from mdrecall.config import parse_config, resolve_settings
+    from mdrecall.config.settings import parse_config, resolve_settings
     from mdrecall.embeddings.factory import ProviderResult
     cfg = parse_config({"store": {"driver": "postgres"}})
     settings = resolve_settings(workspace=sys.argv[1], state_dir=sys.argv[2], config=cfg)

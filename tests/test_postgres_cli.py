@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from mdrecall.backends import backend_name, open_backend
 from mdrecall.backends.postgres import PostgresIndex
-from mdrecall.cli import app
-from mdrecall.config import parse_config, resolve_settings
+from mdrecall.cli.app import app
+from mdrecall.config.settings import parse_config, resolve_settings
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import HashingProvider, sync_until_the_server_stops, write
 from mdrecall.backends.postgres import PostgresIndex
-from mdrecall.config import parse_config, resolve_settings
+from mdrecall.config.settings import parse_config, resolve_settings
 from mdrecall.embeddings.factory import ProviderResult
 
 

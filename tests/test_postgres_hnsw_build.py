@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import psycopg
 
-from mdrecall.backends.postgres.schema import build_memory, hnsw_graph_bytes
-from mdrecall.config import parse_config
+from mdrecall.config.settings import parse_config
+from mdrecall.storage.postgres.schema import build_memory, hnsw_graph_bytes
 
 
 def _mwm_kb(conn) -> int:

@@ -15,10 +15,10 @@ import pytest
 
 from conftest import HashingProvider, write
 from mdrecall.backends.postgres import PostgresIndex
-from mdrecall.backends.postgres.keyword import translate
-from mdrecall.backends.postgres.schema import MIGRATIONS, migrate
-from mdrecall.config import parse_config, resolve_settings
+from mdrecall.config.settings import parse_config, resolve_settings
 from mdrecall.embeddings.factory import ProviderResult
+from mdrecall.storage.postgres.keyword import translate
+from mdrecall.storage.postgres.schema import MIGRATIONS, migrate
 
 WORDS = ["gateway", "deploy", "friday", "rollback", "canary", "database", "migration", "cache", "latency", "budget"]
 QUERIES = [

@@ -14,11 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import HashingProvider, write
+from mdrecall.backends.builtin import MemoryIndex
 from mdrecall.backends.postgres import PostgresIndex
-from mdrecall.cli import app
-from mdrecall.config import parse_config, resolve_settings
+from mdrecall.cli.app import app
+from mdrecall.config.settings import parse_config, resolve_settings
 from mdrecall.embeddings.factory import ProviderResult
-from mdrecall.manager import MemoryIndex
 
 runner = CliRunner()
 SECRET = "s3cret-pw"

@@ -9,12 +9,12 @@ import numpy as np
 import psycopg
 
 from conftest import HashingProvider, write
+from mdrecall.backends.builtin import MemoryIndex
 from mdrecall.backends.postgres import PostgresIndex
-from mdrecall.backends.postgres.schema import MIGRATIONS, hnsw_index_name, migrate
-from mdrecall.config import parse_config, resolve_settings
+from mdrecall.config.settings import parse_config, resolve_settings
 from mdrecall.embeddings.factory import ProviderResult
 from mdrecall.errors import EmbeddingError
-from mdrecall.manager import MemoryIndex
+from mdrecall.storage.postgres.schema import MIGRATIONS, hnsw_index_name, migrate
 
 
 class WindowedHashing(HashingProvider):

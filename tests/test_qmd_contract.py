@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from mdrecall.agents.tools import MemoryTools
 from mdrecall.backends.fallback import FallbackBackend
 from mdrecall.backends.qmd import handelize, scope_allows
-from mdrecall.config import QmdScopeConfig, parse_config, parse_duration_ms
+from mdrecall.config.settings import QmdScopeConfig, parse_config, parse_duration_ms
 from mdrecall.errors import ConfigError, MdrecallError, PathRefusedError
-from mdrecall.tools import MemoryTools
 
 from .qmd_helpers import FakeQmd, fake_qmd, make_qmd, qmd_workspace, write  # noqa: F401
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mdrecall.cli import app
-from mdrecall.tools import MemoryTools
+from mdrecall.agents.tools import MemoryTools
+from mdrecall.cli.app import app
 
 from .qmd_helpers import FakeQmd, fake_qmd, make_qmd, qmd_workspace, write  # noqa: F401
 

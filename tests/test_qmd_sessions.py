@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from mdrecall.tools import MemoryTools
+from mdrecall.agents.tools import MemoryTools
 
 from .qmd_helpers import FakeQmd, fake_qmd, make_qmd, qmd_workspace, write  # noqa: F401
 

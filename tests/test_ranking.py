@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdrecall.fts_text import index_text
-from mdrecall.ranking import (
+from mdrecall.retrieval.ranking import (
     age_days,
     citations_enabled,
     clamp_to_budget,
@@ -25,14 +24,15 @@ from mdrecall.ranking import (
     to_epoch,
     word_set,
 )
-from mdrecall.search import (
+from mdrecall.retrieval.search import (
     build_fts_query,
     build_keyword_query,
     expand_query_terms,
     merge_rrf,
     strip_korean_particle,
 )
-from mdrecall.store import SearchRow
+from mdrecall.storage.sqlite import SearchRow
+from mdrecall.text.tokens import index_text
 
 from .conftest import HashingProvider, write
 
@@ -104,7 +104,7 @@ def test_decay_reorders_search_and_applies_before_threshold(dated_workspace: Pat
     index = make_index(dated_workspace, None, config)
     index.sync()
     store = index.store
-    from mdrecall.search import run_search
+    from mdrecall.retrieval.search import run_search
 
     response = run_search(store, None, "fts-only", index.config.query, "kiwi pipeline", ["memory"], 10, 0.0, now=NOW)
     scores = {r.path: r.score for r in response.results}
@@ -123,7 +123,7 @@ def test_session_transcripts_decay_by_their_mtime(tmp_path: Path, make_index) ->
     index = make_index(ws, None, {"sources": ["memory", "sessions"], "query": {"temporalDecay": {"enabled": True}}})
     index.sync()
     store = index.store
-    from mdrecall.search import _session_mtimes, apply_temporal_decay, merge_hybrid
+    from mdrecall.retrieval.search import _session_mtimes, apply_temporal_decay, merge_hybrid
 
     old_ms = int((NOW.timestamp() - 60 * 86400) * 1000)
     store.conn.execute(
@@ -345,7 +345,7 @@ def test_citation_modes(mode: str, key: str | None, expected: bool) -> None:
 def test_citations_through_search(hashed_index) -> None:
     plain = hashed_index.search("a828e60")
     assert plain.results[0].citation is None and "Source:" not in plain.results[0].snippet
-    from mdrecall.search import run_search
+    from mdrecall.retrieval.search import run_search
 
     index = hashed_index
     args = (index.store, index.provider, index.provider.model, index.config.query, "a828e60", ["memory"])
@@ -377,7 +377,7 @@ def test_budget_is_for_qmd_only_builtin_returns_max_results(workspace: Path, mak
     index.sync()
     results = index.search("espresso machine", max_results=8, min_score=0.0).results
     assert len(results) == 8 and sum(len(r.snippet) for r in results) > 1000  # the builtin backend: as asked
-    from mdrecall.search import apply_injection_budget
+    from mdrecall.retrieval.search import apply_injection_budget
 
     clamped = apply_injection_budget(results, 1000)
     assert sum(len(r.snippet) for r in clamped) <= 1000 and len(clamped) == 2
@@ -412,7 +412,7 @@ def test_mmr_through_search(tmp_path: Path, make_index) -> None:
 
 
 def test_sources_filter_is_honoured(workspace: Path, make_index) -> None:
-    from mdrecall.search import run_search
+    from mdrecall.retrieval.search import run_search
 
     index = make_index(workspace, None)
     index.sync()

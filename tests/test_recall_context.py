@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mdrecall.chunk_context import CONTEXT_VERSION, chunk_prefixes, context_prefix, date_phrase, heading_paths
-from mdrecall.sync import expected_meta, full_reindex_reason
+from mdrecall.documents.context import CONTEXT_VERSION, chunk_prefixes, context_prefix, date_phrase, heading_paths
+from mdrecall.indexing.sync import expected_meta, full_reindex_reason
 
 from .conftest import HashingProvider, write
 
@@ -68,7 +68,7 @@ def test_context_is_embedded_and_keyword_indexed_not_shown(tmp_path: Path, make_
 
 
 def test_a_new_context_format_forces_a_reindex() -> None:
-    from mdrecall.config import parse_config
+    from mdrecall.config.settings import parse_config
 
     meta = expected_meta(None, parse_config({}))
     assert meta["chunkContext"] == CONTEXT_VERSION

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdrecall.search import Hit, merge_overlapping, merged_row
-from mdrecall.store import SearchRow
-from mdrecall.tools import merge_overlapping as merge_tool_results
+from mdrecall.agents.tools import merge_overlapping as merge_tool_results
+from mdrecall.retrieval.search import Hit, merge_overlapping, merged_row
+from mdrecall.storage.sqlite import SearchRow
 
 from .conftest import HashingProvider, write
 

@@ -6,7 +6,8 @@ from datetime import date
 
 import pytest
 
-from mdrecall.fts_query import (
+from mdrecall.text.dates import date_ranges, in_ranges
+from mdrecall.text.fts_query import (
     build_fts_query,
     build_keyword_query,
     expand_query_terms,
@@ -14,7 +15,6 @@ from mdrecall.fts_query import (
     identifier_phrase,
     query_identifiers,
 )
-from mdrecall.query_dates import date_ranges, in_ranges
 
 TODAY = date(2024, 3, 13)  # a Wednesday
 

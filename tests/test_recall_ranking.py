@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mdrecall.config import parse_config
-from mdrecall.search import apply_injection_budget, merge_minmax, minmax_scale, run_search
-from mdrecall.store import SearchRow
+from mdrecall.config.settings import parse_config
+from mdrecall.retrieval.search import apply_injection_budget, merge_minmax, minmax_scale, run_search
+from mdrecall.storage.sqlite import SearchRow
 
 from .conftest import HashingProvider, write
 

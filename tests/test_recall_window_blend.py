@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdrecall.search import run_search
-from mdrecall.window_blend import TermFinder, blend, window_bm25
+from mdrecall.retrieval.search import run_search
+from mdrecall.retrieval.window_blend import TermFinder, blend, window_bm25
 
 from .conftest import HashingProvider, write
 

@@ -8,8 +8,8 @@ import apsw
 import pytest
 
 from mdrecall.errors import ForeignFileError
-from mdrecall.store import Store
-from mdrecall.sync import temp_db_path
+from mdrecall.indexing.sync import temp_db_path
+from mdrecall.storage.sqlite import Store
 
 from .conftest import HashingProvider, write
 

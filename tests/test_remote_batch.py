@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fake_embedding_server import FakeEmbeddingServer, Reply, fake_vector, parse_multipart, unit
-from mdrecall.config import MemoryConfig
+from mdrecall.config.settings import MemoryConfig
 from mdrecall.embeddings.batch_api import BatchOptions, gemini_service_url
 from mdrecall.embeddings.factory import create_provider
 from mdrecall.embeddings.gemini import GeminiEmbeddingProvider

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fake_embedding_server import FakeEmbeddingServer, Reply, fake_vector, unit
-from mdrecall.config import MemoryConfig
+from mdrecall.config.settings import MemoryConfig
 from mdrecall.embeddings import factory
 from mdrecall.embeddings.factory import FallbackProvider, ProviderSwitchedError, create_provider
 from mdrecall.embeddings.remote import RemoteOptions, RetryPolicy

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from fake_embedding_server import FakeEmbeddingServer
-from mdrecall.config import parse_config, resolve_settings
+from mdrecall.backends.builtin import MemoryIndex
+from mdrecall.config.settings import parse_config, resolve_settings
 from mdrecall.embeddings.factory import create_provider
 from mdrecall.embeddings.remote import RemoteOptions, RetryPolicy
-from mdrecall.manager import MemoryIndex
 
 pytest_plugins = ["fake_embedding_server"]
 

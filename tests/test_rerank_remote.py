@@ -16,13 +16,13 @@ import pytest
 from typer.testing import CliRunner
 
 from fake_rerank_server import FakeRerankServer, Reply, refused_url
-from mdrecall import rerank
-from mdrecall.cli import app
-from mdrecall.config import MemoryConfig, RerankConfig, parse_config
+from mdrecall.cli.app import app
+from mdrecall.config.settings import MemoryConfig, RerankConfig, parse_config
 from mdrecall.errors import ConfigError
-from mdrecall.rerank import WIRE_FORMATS, RerankError, blend_order, parse_scores, rerank_hits
-from mdrecall.search import Hit
-from mdrecall.store import SearchRow
+from mdrecall.retrieval import rerank
+from mdrecall.retrieval.rerank import WIRE_FORMATS, RerankError, blend_order, parse_scores, rerank_hits
+from mdrecall.retrieval.search import Hit
+from mdrecall.storage.sqlite import SearchRow
 
 from .conftest import write
 

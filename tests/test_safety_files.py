@@ -13,8 +13,8 @@ import apsw
 import pytest
 from typer.testing import CliRunner
 
-from mdrecall.cli import app
-from mdrecall.index_identity import APPLICATION_ID, header_application_id
+from mdrecall.cli.app import app
+from mdrecall.storage.identity import APPLICATION_ID, header_application_id
 
 from .conftest import write
 
@@ -36,7 +36,7 @@ def cli(ws: Path, state: Path, *args: str, db: Path | None = None):
 
 def default_db(ws: Path, state: Path) -> Path:
     """Where the CLI puts the index of this workspace by default (keyed by agent and workspace)."""
-    from mdrecall.config import resolve_settings
+    from mdrecall.config.settings import resolve_settings
 
     return resolve_settings(workspace=ws, state_dir=state).db_path
 

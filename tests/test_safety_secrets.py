@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from mdrecall.cli import app
-from mdrecall.redact import name_kind, redact
+from mdrecall.cli.app import app
+from mdrecall.text.redact import name_kind, redact
 
 from .conftest import HashingProvider, write
 
@@ -341,7 +341,7 @@ def test_no_corpus_secret_in_index_file_or_wal_via_cli(workspace: Path, tmp_path
     args = ["--workspace", str(workspace), "--state-dir", str(state)]
     result = runner.invoke(app, [*args, "index"])
     assert result.exit_code == 0, result.output
-    from mdrecall.config import resolve_settings
+    from mdrecall.config.settings import resolve_settings
 
     db = resolve_settings(workspace=workspace, state_dir=state).db_path  # keyed by agent and workspace
     assert db.is_file() and _leaks(_index_bytes(db)) == []

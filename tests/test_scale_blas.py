@@ -7,8 +7,8 @@ import contextlib
 import numpy as np
 import pytest
 
-from mdrecall import vector_index
-from mdrecall.vector_index import VectorMatrix
+from mdrecall.storage import vectors as vector_index
+from mdrecall.storage.vectors import VectorMatrix
 
 
 def test_one_thread_product_gives_the_brute_force_top_k(monkeypatch: pytest.MonkeyPatch) -> None:

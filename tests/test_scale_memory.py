@@ -8,9 +8,9 @@ import random
 from pathlib import Path
 from typing import NamedTuple
 
-from mdrecall import sync
-from mdrecall.store import FileRow
-from mdrecall.workspace import list_memory_files
+from mdrecall.documents.workspace import list_memory_files
+from mdrecall.indexing import sync
+from mdrecall.storage.sqlite import FileRow
 
 from .conftest import write
 
@@ -108,7 +108,7 @@ def test_single_pass_sync_writes_each_group_before_reading_on(tmp_path: Path, ma
 
 
 def _record_walks(monkeypatch, events: list[str]) -> None:  # type: ignore[no-untyped-def]
-    from mdrecall import workspace
+    from mdrecall.documents import workspace
 
     walk, write_file = workspace.iter_memory_files, sync._write_file
 

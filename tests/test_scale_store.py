@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from conftest import HashingProvider, random_word_store, write
-from mdrecall.store import blob_to_vector, vector_dims
+from mdrecall.storage.sqlite import blob_to_vector, vector_dims
 
 WORDS = [
     "alpha",
@@ -188,7 +188,7 @@ def test_keyword_only_progress_counts_chunks_written(tmp_path: Path, make_index)
 
 
 def test_a_chunk_with_several_windows_scores_as_its_best_window(tmp_path: Path) -> None:
-    from mdrecall.store import ChunkRow, Store
+    from mdrecall.storage.sqlite import ChunkRow, Store
 
     store = Store(tmp_path / "w.sqlite")
     eye = np.eye(4, dtype=np.float32)
@@ -232,8 +232,8 @@ def test_vectors_are_float32_blobs_and_the_spec_json_column_is_opt_in(tmp_path: 
 def test_a_version_1_index_is_rebuilt_in_the_compact_format(tmp_path: Path, make_index, workspace) -> None:
     import apsw
 
-    from mdrecall.config import parse_config
-    from mdrecall.sync import expected_meta
+    from mdrecall.config.settings import parse_config
+    from mdrecall.indexing.sync import expected_meta
 
     meta = expected_meta(None, parse_config({}))
     del meta["storage"]  # what a version-1 index recorded
@@ -252,13 +252,13 @@ def test_a_version_1_index_is_rebuilt_in_the_compact_format(tmp_path: Path, make
     assert "storage format" in index.full_reindex_reason()
     index.sync()
     assert index.search("a828e60", mode="keyword").results
-    from mdrecall.store import SCHEMA_VERSION
+    from mdrecall.storage.sqlite import SCHEMA_VERSION
 
     assert index.store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_keyword_ranking_without_common_terms_matches_full_bm25(tmp_path: Path, monkeypatch) -> None:
-    from mdrecall import store as store_module
+    from mdrecall.storage import sqlite as store_module
 
     store = random_word_store(tmp_path / "k.sqlite", WORDS, ["common", "usual"], "rare")
 
@@ -282,7 +282,7 @@ def test_keyword_ranking_without_common_terms_matches_full_bm25(tmp_path: Path, 
 
 
 def test_common_term_answers_follow_writes_of_this_and_other_connections(tmp_path: Path) -> None:
-    from mdrecall.store import ChunkRow, Store
+    from mdrecall.storage.sqlite import ChunkRow, Store
 
     def rows(start: int, n: int, text: str) -> list[ChunkRow]:
         return [ChunkRow(f"c{i}", f"n{i}.md", "memory", 1, 1, f"h{i}", "m", text) for i in range(start, start + n)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdrecall import sync
+from mdrecall.indexing import sync
 
 from .conftest import HashingProvider, write
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.search import bm25_rank_to_score, build_fts_query, candidate_count, merge_hybrid
-from mdrecall.store import SearchRow
+from mdrecall.retrieval.search import bm25_rank_to_score, build_fts_query, candidate_count, merge_hybrid
+from mdrecall.storage.sqlite import SearchRow
 
 from .conftest import HashingProvider, write
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mdrecall.session_hook import recent_turns, sanitize_slug, save_session_memory
+from mdrecall.agents.session_hook import recent_turns, sanitize_slug, save_session_memory
 
 NOW = datetime(2026, 11, 2, 14, 3, 22, tzinfo=timezone.utc)
 

@@ -11,9 +11,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from mdrecall.chunking import chunk_markdown, hash_text
-from mdrecall.redact import redact
-from mdrecall.sessions import (
+from mdrecall.documents.chunking import chunk_markdown, hash_text
+from mdrecall.documents.sessions import (
     SessionDeltaTracker,
     is_archived_session_name,
     list_session_files,
@@ -21,6 +20,7 @@ from mdrecall.sessions import (
     parse_transcript,
     read_transcript,
 )
+from mdrecall.text.redact import redact
 
 
 def msg(role: str, content: object, kind: str = "message") -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mdrecall.store import ChunkRow, Store
+from mdrecall.storage.sqlite import ChunkRow, Store
 
 
 def _tables(store: Store) -> dict[str, str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.chunking import chunk_markdown, hash_text
-from mdrecall.store import Store
+from mdrecall.documents.chunking import chunk_markdown, hash_text
+from mdrecall.storage.sqlite import Store
 
 from .conftest import HashingProvider, write
 

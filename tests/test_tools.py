@@ -9,10 +9,7 @@ from typing import Any
 
 import pytest
 
-from mdrecall.config import resolve_settings
-from mdrecall.manager import MemoryIndex
-from mdrecall.ranking import format_citation
-from mdrecall.tools import (
+from mdrecall.agents.tools import (
     CITATIONS_OFF_LINE,
     MEMORY_GET,
     MEMORY_SEARCH,
@@ -20,6 +17,9 @@ from mdrecall.tools import (
     MemoryTools,
     memory_prompt_section,
 )
+from mdrecall.backends.builtin import MemoryIndex
+from mdrecall.config.settings import resolve_settings
+from mdrecall.retrieval.ranking import format_citation
 
 from .conftest import write
 

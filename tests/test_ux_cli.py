@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from fake_embedding_server import FakeEmbeddingServer
 from mdrecall import __version__
-from mdrecall.cli import app
-from mdrecall.search import SearchResult
-from mdrecall.tools import merge_overlapping
+from mdrecall.agents.tools import merge_overlapping
+from mdrecall.cli.app import app
+from mdrecall.retrieval.search import SearchResult
 
 from .conftest import write
 
@@ -31,7 +31,7 @@ def run(ws: Path, state: Path, *args: str, **kwargs):
 
 def mdrecall(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """The real console entry point in a child process, its output piped (not a terminal)."""
-    code = "import sys; from mdrecall.cli import main; sys.argv[0] = 'mdrecall'; main()"
+    code = "import sys; from mdrecall.cli.app import main; sys.argv[0] = 'mdrecall'; main()"
     return subprocess.run(
         [sys.executable, "-c", code, *args],
         capture_output=True,
@@ -180,7 +180,7 @@ def test_an_empty_query_exits_1_with_one_line(kw: Path, tmp_path: Path, query: s
 
 def test_usage_mistakes_exit_1_with_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     """The console entry point (`main`), in-process: click's usage errors become one line and exit code 1."""
-    from mdrecall.cli import main
+    from mdrecall.cli.app import main
 
     for args in (["search"], ["bogus"], ["search", "x", "--max-results", "many"]):
         monkeypatch.setattr(sys, "argv", ["mdrecall", *args])
@@ -242,7 +242,7 @@ def test_json_on_every_command(kw: Path, tmp_path: Path) -> None:
     assert json.loads(run(kw, state, "search", "a828e60", "--json").stdout)[0]["path"] == "MEMORY.md"
     assert json.loads(run(kw, state, "get", "MEMORY.md", "--json").stdout)["path"] == "MEMORY.md"
     assert json.loads(run(kw, state, "status", "--json").stdout)["files"] == 3
-    code = "import sys; from mdrecall.cli import main; main()"
+    code = "import sys; from mdrecall.cli.app import main; main()"
     args = ["--workspace", str(kw), "--state-dir", str(state), "watch", "--json", "--debounce-ms", "50"]
     proc = subprocess.Popen(
         [sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -288,7 +288,7 @@ def test_a_windowed_snippet_is_shown_as_whole_lines(tmp_path: Path) -> None:
 
 
 def test_index_without_a_terminal_logs_progress_lines(tmp_path: Path, monkeypatch) -> None:
-    from mdrecall import cli
+    from mdrecall.cli import app as cli
 
     ws = tmp_path / "ws"
     write(ws, "mdrecall.toml", KEYWORD_ONLY)
@@ -306,7 +306,7 @@ def test_index_without_a_terminal_logs_progress_lines(tmp_path: Path, monkeypatc
 
 
 def test_progress_line_reads_like_a_person_wrote_it() -> None:
-    from mdrecall.cli import _progress_line
+    from mdrecall.cli.app import _progress_line
 
     assert _progress_line(0, 200, 0.0) == "indexing: 0/200 chunks (0%)"
     assert _progress_line(50, 200, 10.0) == "indexing: 50/200 chunks (25%), 5 chunks/s, eta 30s"

@@ -21,14 +21,14 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from mdrecall.config import resolve_settings
-from mdrecall.manager import MemoryIndex
+from mdrecall.agents.tools import MEMORY_SEARCH, OUTPUT_SCHEMAS, MemoryTools
+from mdrecall.backends.builtin import MemoryIndex
+from mdrecall.config.settings import resolve_settings
 from mdrecall.mcp_server import bearer_matches, read_token
-from mdrecall.tools import MEMORY_SEARCH, OUTPUT_SCHEMAS, MemoryTools
 
 from .conftest import write
 
-CLI = "import sys; from mdrecall.cli import main; sys.argv[0] = 'mdrecall'; main()"
+CLI = "import sys; from mdrecall.cli.app import main; sys.argv[0] = 'mdrecall'; main()"
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_without_the_sdk_the_server_says_so_in_one_line(
 ) -> None:
     """A broken install (the SDK failed to import) gives one line, from both entry points."""
     import mdrecall.mcp_server as server
-    from mdrecall.cli import main as cli_main
+    from mdrecall.cli.app import main as cli_main
 
     monkeypatch.setattr(server, "_IMPORT_ERROR", ImportError("No module named 'mcp'"))
     assert server.main(["--workspace", str(kw)]) == 1
@@ -127,7 +127,7 @@ def test_token_from_file_or_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_no_token_option_on_the_command_line() -> None:
     from typer.testing import CliRunner
 
-    from mdrecall.cli import app
+    from mdrecall.cli.app import app
 
     result = CliRunner().invoke(app, ["mcp", "--help"])
     assert "--token-file" in result.stdout and "--token " not in result.stdout

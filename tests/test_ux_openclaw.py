@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.config import parse_config
-from mdrecall.keywords import extract_keywords
-from mdrecall.ranking import age_days, jaccard, mmr_order
+from mdrecall.config.settings import parse_config
+from mdrecall.retrieval.ranking import age_days, jaccard, mmr_order
+from mdrecall.text.keywords import extract_keywords
 
 from .conftest import write
 
@@ -129,7 +129,7 @@ def test_experimental_session_memory_turns_the_sessions_source_on() -> None:
 
 
 def test_openclaw_needs_both_the_flag_and_the_source() -> None:
-    from mdrecall.openclaw import memory_config_from_openclaw
+    from mdrecall.config.openclaw import memory_config_from_openclaw
 
     def sources(memory_search: dict) -> tuple[list[str], list[str]]:
         raw = {"agents": {"defaults": {"memorySearch": memory_search}}}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.watch import MemoryWatcher, SyncScheduler
+from mdrecall.indexing.watch import MemoryWatcher, SyncScheduler
 
 DEBOUNCE_MS = 250
 TIMEOUT = 15.0  # upper bound for anything we wait for; normally reached in well under a second
@@ -399,7 +399,7 @@ def test_stop_without_start_and_context_manager() -> None:
 
 def test_wiring_watcher_tracker_scheduler(tmp_path: Path, workspace: Path) -> None:
     """The intended integration: memory edits sync at once, transcripts only past their delta thresholds."""
-    from mdrecall.sessions import SessionDeltaTracker
+    from mdrecall.documents.sessions import SessionDeltaTracker
 
     sessions = tmp_path / "sessions"
     sessions.mkdir()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdrecall.chunk_windows import RESERVED_TOKENS, WindowPlan, chunk_windows, estimate_tokens, split_long_line
+from mdrecall.documents.windows import RESERVED_TOKENS, WindowPlan, chunk_windows, estimate_tokens, split_long_line
 
 LINE = st.text(alphabet=st.sampled_from(list("abcdef xyz.,:-") + ["数", "据", "é"]), min_size=0, max_size=400)
 

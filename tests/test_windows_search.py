@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.config import LocalConfig
+from mdrecall.backends.builtin import MemoryIndex
+from mdrecall.config.settings import LocalConfig
 from mdrecall.embeddings.local import create_local_provider
-from mdrecall.manager import MemoryIndex
 
 from .conftest import write
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdrecall.store import ChunkRow, Store
+from mdrecall.storage.sqlite import ChunkRow, Store
 
 
 def _row(chunk_id: str, path: str, vectors: np.ndarray) -> ChunkRow:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mdrecall.fts_query import keyword_coverage, keyword_match
-from mdrecall.word_forms import word_forms, word_stem
+from mdrecall.text.fts_query import keyword_coverage, keyword_match
+from mdrecall.text.word_forms import word_forms, word_stem
 
 from .conftest import write
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from mdrecall.documents.workspace import list_memory_files, resolve_memory_path
 from mdrecall.errors import PathRefusedError
-from mdrecall.workspace import list_memory_files, resolve_memory_path
 
 from .conftest import write
 

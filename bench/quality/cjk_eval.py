@@ -22,10 +22,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
-from mdrecall.config import LocalConfig, parse_config, resolve_settings  # noqa: E402
+from mdrecall.backends.builtin import MemoryIndex  # noqa: E402
+from mdrecall.config.settings import LocalConfig, parse_config, resolve_settings  # noqa: E402
 from mdrecall.embeddings.factory import ProviderResult  # noqa: E402
 from mdrecall.embeddings.local import create_local_provider  # noqa: E402
-from mdrecall.manager import MemoryIndex  # noqa: E402
 
 # (file, heading, lines); each line is one fact and gets a question below.
 NOTES: dict[str, list[str]] = {

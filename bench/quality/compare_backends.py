@@ -29,7 +29,7 @@ from collection import load_pydocs  # noqa: E402
 from dated_memory import build  # noqa: E402
 
 from mdrecall.backends.postgres import PostgresIndex  # noqa: E402
-from mdrecall.config import parse_config, resolve_settings  # noqa: E402
+from mdrecall.config.settings import parse_config, resolve_settings  # noqa: E402
 from mdrecall.embeddings.factory import ProviderResult, create_provider  # noqa: E402
 
 

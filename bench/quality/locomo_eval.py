@@ -45,12 +45,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
-from mdrecall import rerank as rerank_module  # noqa: E402
-from mdrecall import search as search_module  # noqa: E402
-from mdrecall.config import parse_config, resolve_settings  # noqa: E402
+from mdrecall.backends.builtin import MemoryIndex  # noqa: E402
+from mdrecall.config.settings import parse_config, resolve_settings  # noqa: E402
 from mdrecall.embeddings.factory import ProviderResult, create_provider  # noqa: E402
-from mdrecall.manager import MemoryIndex  # noqa: E402
-from mdrecall.search import run_search  # noqa: E402
+from mdrecall.retrieval import rerank as rerank_module  # noqa: E402
+from mdrecall.retrieval import search as search_module  # noqa: E402
+from mdrecall.retrieval.search import run_search  # noqa: E402
 
 K = 10
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dated_memory import NOW, DatedMemory, build  # noqa: E402
 from metrics import fact_recall_at_k, novelty_ndcg_at_k  # noqa: E402
 
-from mdrecall.config import parse_config, resolve_settings  # noqa: E402
+from mdrecall.backends.builtin import MemoryIndex  # noqa: E402
+from mdrecall.config.settings import parse_config, resolve_settings  # noqa: E402
 from mdrecall.embeddings.factory import ProviderResult, create_provider  # noqa: E402
-from mdrecall.manager import MemoryIndex  # noqa: E402
-from mdrecall.search import run_search  # noqa: E402
+from mdrecall.retrieval.search import run_search  # noqa: E402
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "plain": {},

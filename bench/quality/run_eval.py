@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from collection import Collection, load_beir, load_pydocs  # noqa: E402
 from metrics import ndcg_at_k, recall_at_k  # noqa: E402
 
-from mdrecall.config import parse_config, resolve_settings  # noqa: E402
+from mdrecall.backends.builtin import MemoryIndex  # noqa: E402
+from mdrecall.config.settings import parse_config, resolve_settings  # noqa: E402
 from mdrecall.embeddings.factory import ProviderResult, create_provider  # noqa: E402
-from mdrecall.manager import MemoryIndex  # noqa: E402
-from mdrecall.search import build_fts_query, run_search  # noqa: E402
+from mdrecall.retrieval.search import build_fts_query, run_search  # noqa: E402
 
 CHUNK_RESULTS = 40  # chunks asked for per query: enough to fill 10 distinct documents
 EVAL_QUERY_CFG = {"maxInjectedChars": 10**9, "snippetMaxChars": 64}

@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT / "src") not in sys.path:
     sys.path.append(str(ROOT / "src"))
 
-from mdrecall.config import parse_config, resolve_settings  # noqa: E402
+from mdrecall.backends.builtin import MemoryIndex  # noqa: E402
+from mdrecall.config.settings import parse_config, resolve_settings  # noqa: E402
 from mdrecall.embeddings.factory import ProviderResult  # noqa: E402
-from mdrecall.manager import MemoryIndex  # noqa: E402
 
 WORDS = [
     "deploy",

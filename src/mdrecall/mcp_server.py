@@ -2,7 +2,7 @@
 
 Built on the official SDK's low-level `Server` (mcp >= 2) rather than `MCPServer`: `MCPServer` derives
 input schemas from Python signatures, which cannot express the spec's `from` argument (a Python keyword)
-or our camelCase names; the low-level server publishes exactly the schemas of `mdrecall.tools`, so MCP
+or our camelCase names; the low-level server publishes exactly the schemas of `mdrecall.agents.tools`, so MCP
 clients and in-process agents see the same tools.
 
     python -m mdrecall.mcp_server --workspace DIR --state-dir DIR [--agent ID] [--config FILE]
@@ -30,11 +30,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .backends import MemoryBackend, open_backend
-from .config import Settings
-from .errors import ConfigError, MdrecallError
-from .tools import OUTPUT_SCHEMAS, MemoryTools
+from mdrecall import __version__
+from mdrecall.agents.tools import OUTPUT_SCHEMAS, MemoryTools
+from mdrecall.backends import MemoryBackend, open_backend
+from mdrecall.config.settings import Settings
+from mdrecall.errors import ConfigError, MdrecallError
 
 try:  # the SDK is a core dependency; a broken install gets one line from main(), not a traceback
     import anyio
@@ -130,7 +130,9 @@ def _stderr_progress() -> Any:
 
 
 def _open_tools(settings: Settings) -> tuple[MemoryBackend, MemoryTools]:
-    from .fact_tools import with_fact_tools  # memory_store/recall/forget when facts are on (docs/facts.md)
+    from mdrecall.agents.fact_tools import (
+        with_fact_tools,  # memory_store/recall/forget when facts are on (docs/facts.md)
+    )
 
     index = open_backend(settings)
     return index, with_fact_tools(MemoryTools(index, include_status=True, progress=_stderr_progress()), settings)
@@ -253,7 +255,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settings_from_args(args: argparse.Namespace) -> Settings:
-    from .openclaw import settings_for
+    from mdrecall.config.openclaw import settings_for
 
     settings, warnings = settings_for(args.openclaw, args.agent, args.workspace, args.config, args.state_dir, args.db)
     for warning in warnings:

@@ -3,13 +3,13 @@
 A backend answers `sync`, `search`, `read_file`, `status` and `close` (plus the small freshness helpers the
 callers use). Three implementations sit behind it:
 
-- builtin: `mdrecall.manager.MemoryIndex` (SQLite + FTS5 + sqlite-vec), the default;
+- builtin: `mdrecall.backends.builtin.MemoryIndex` (SQLite + FTS5 + sqlite-vec), the default;
 - qmd: `mdrecall.backends.qmd.QmdBackend` (the qmd CLI as a sidecar), always wrapped in
   `mdrecall.backends.fallback.FallbackBackend` so the builtin index answers when qmd cannot;
 - a server database (Postgres) registers itself in `mdrecall.backends.factory.BACKENDS`.
 
-Ranking helpers (`mdrecall.ranking`, `mdrecall.search.finish_results`) are pure functions every backend
-may reuse, so results look and clamp the same whichever engine served them.
+Ranking helpers (`mdrecall.retrieval.ranking`, `mdrecall.retrieval.search.finish_results`) are pure
+functions every backend may reuse, so results look and clamp the same whichever engine served them.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..config import MemoryConfig, Settings
-    from ..search import SearchMode, SearchResponse
-    from ..sync import ChunkProgressFn, ProgressFn, SyncReport
+    from mdrecall.config.settings import MemoryConfig, Settings
+    from mdrecall.indexing.sync import ChunkProgressFn, ProgressFn, SyncReport
+    from mdrecall.retrieval.search import SearchMode, SearchResponse
 
 
 @runtime_checkable

@@ -6,12 +6,12 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from mdrecall.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ..config import Settings
-    from ..embeddings.factory import ProviderResult
-    from .base import MemoryBackend
+    from mdrecall.backends.base import MemoryBackend
+    from mdrecall.config.settings import Settings
+    from mdrecall.embeddings.factory import ProviderResult
 
 # name -> "module:callable(settings, provider_result) -> MemoryBackend"; imported lazily so an optional
 # backend's dependencies (qmd needs nothing, a server database needs its driver) load only when chosen.

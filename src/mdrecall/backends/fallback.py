@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PathRefusedError
+from mdrecall.errors import PathRefusedError
 
 if TYPE_CHECKING:
-    from ..manager import MemoryIndex
-    from ..search import SearchMode, SearchResponse
-    from ..sync import ChunkProgressFn, ProgressFn, SyncReport
-    from .qmd import QmdBackend
+    from mdrecall.backends.builtin import MemoryIndex
+    from mdrecall.backends.qmd import QmdBackend
+    from mdrecall.indexing.sync import ChunkProgressFn, ProgressFn, SyncReport
+    from mdrecall.retrieval.search import SearchMode, SearchResponse
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ class FallbackBackend:
         citations: str = "off",
         session_key: str | None = None,
     ) -> SearchResponse:
-        from .qmd import QmdError
+        from mdrecall.backends.qmd import QmdError
 
         try:
             response = self.primary.search(query, max_results, min_score, citations=citations, session_key=session_key)

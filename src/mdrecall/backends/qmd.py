@@ -35,16 +35,16 @@ try:  # POSIX advisory locks between processes sharing one qmd home
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-from ..config import QmdConfig, QmdScopeConfig, parse_duration_ms
-from ..errors import MdrecallError, PathRefusedError
-from ..ranking import citations_enabled
-from ..search import SearchResponse, SearchResult, finish_results
-from ..sessions import list_session_files, parse_transcript
+from mdrecall.config.settings import QmdConfig, QmdScopeConfig, parse_duration_ms
+from mdrecall.documents.sessions import list_session_files, parse_transcript
+from mdrecall.errors import MdrecallError, PathRefusedError
+from mdrecall.retrieval.ranking import citations_enabled
+from mdrecall.retrieval.search import SearchResponse, SearchResult, finish_results
 
 if TYPE_CHECKING:
-    from ..config import Settings
-    from ..embeddings.factory import ProviderResult
-    from .fallback import FallbackBackend
+    from mdrecall.backends.fallback import FallbackBackend
+    from mdrecall.config.settings import Settings
+    from mdrecall.embeddings.factory import ProviderResult
 
 logger = logging.getLogger(__name__)
 
@@ -679,8 +679,8 @@ def fallback_settings(settings: Settings) -> Settings:
 
 def open_qmd(settings: Settings, provider_result: ProviderResult | None = None) -> FallbackBackend:
     """`backend = "qmd"`: qmd first, the builtin index (over the same notes) behind it for every failure."""
-    from ..manager import MemoryIndex
-    from .fallback import FallbackBackend
+    from mdrecall.backends.builtin import MemoryIndex
+    from mdrecall.backends.fallback import FallbackBackend
 
     return FallbackBackend(QmdBackend(settings), MemoryIndex(fallback_settings(settings), provider_result))
 

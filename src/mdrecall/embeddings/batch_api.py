@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import EmbeddingError
-from .http import EmbeddingHttp, Redactor, RemoteHttpError, run_concurrently
+from mdrecall.embeddings.http import EmbeddingHttp, Redactor, RemoteHttpError, run_concurrently
+from mdrecall.errors import EmbeddingError
 
 logger = logging.getLogger("mdrecall.embeddings")
 

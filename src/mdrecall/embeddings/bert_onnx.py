@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .bert_numpy import BertEncoder, embedding_rows, mean_pool
+from mdrecall.embeddings.bert_numpy import BertEncoder, embedding_rows, mean_pool
 
 # Below this ONNX Runtime lacks some of the contrib ops' inputs used here.
 MIN_ORT = "1.16"

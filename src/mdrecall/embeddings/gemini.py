@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .batch_api import GeminiBatchRunner, gemini_model_path
-from .remote import RemoteEmbeddingProvider, snippet
+from mdrecall.embeddings.batch_api import GeminiBatchRunner, gemini_model_path
+from mdrecall.embeddings.remote import RemoteEmbeddingProvider, snippet
 
 GEMINI_DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 GEMINI_DEFAULT_MODEL = "gemini-embedding-001"

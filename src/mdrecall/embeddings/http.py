@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from ..errors import EmbeddingError
+from mdrecall.errors import EmbeddingError
 
 if TYPE_CHECKING:
-    from .remote import RemoteOptions
+    from mdrecall.embeddings.remote import RemoteOptions
 
 logger = logging.getLogger("mdrecall.embeddings")
 

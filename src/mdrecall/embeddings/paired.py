@@ -16,8 +16,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ..centering import center_query
-from .base import EmbeddingProvider, fingerprint
+from mdrecall.embeddings.base import EmbeddingProvider, fingerprint
+from mdrecall.retrieval.centering import center_query
 
 
 class PairedProvider:

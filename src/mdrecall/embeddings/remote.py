@@ -26,10 +26,9 @@ from typing import Any
 import httpx
 import numpy as np
 
-from ..errors import EmbeddingError
-from .base import fingerprint, sanitize_and_normalize
-from .batch_api import BatchController, BatchOptions
-from .http import (  # noqa: F401  (re-exported: providers and tests import them from here)
+from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
+from mdrecall.embeddings.batch_api import BatchController, BatchOptions
+from mdrecall.embeddings.http import (  # noqa: F401  (re-exported: providers and tests import them from here)
     REDACTED,
     EmbeddingHttp,
     Redactor,
@@ -39,6 +38,7 @@ from .http import (  # noqa: F401  (re-exported: providers and tests import them
     run_concurrently,
     snippet,
 )
+from mdrecall.errors import EmbeddingError
 
 logger = logging.getLogger("mdrecall.embeddings")
 

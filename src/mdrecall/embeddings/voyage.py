@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .batch_api import OpenAIBatchRunner
-from .openai import OpenAIEmbeddingProvider
+from mdrecall.embeddings.batch_api import OpenAIBatchRunner
+from mdrecall.embeddings.openai import OpenAIEmbeddingProvider
 
 VOYAGE_DEFAULT_BASE_URL = "https://api.voyageai.com/v1"
 VOYAGE_DEFAULT_MODEL = "voyage-4-large"

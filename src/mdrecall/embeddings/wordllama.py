@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import EmbeddingError
-from .base import fingerprint, sanitize_and_normalize
+from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
+from mdrecall.errors import EmbeddingError
 
 WORDLLAMA_MODEL_NAME = "wordllama-l2-supercat-256"
 WORDLLAMA_INSTALL_HINT = "pip install 'mdrecall[wordllama]'"

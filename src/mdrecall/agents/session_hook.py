@@ -1,0 +1,178 @@
+"""The session-memory hook: on `/new`, save the ending session's recent turns as `memory/YYYY-MM-DD-<slug>.md`.
+
+The file becomes an ordinary memory file, so the next sync indexes it and `memory_search` can find the
+conversation later. Files are created with O_EXCL and never overwritten: a second save with the same slug
+gets `-2`, `-3`, ... The slug comes from a caller-supplied function (typically a small LLM call that names
+the conversation); when there is none, it fails or gives nothing usable, the time (HHMMSS) is used.
+Dates and times are local unless `now` carries another timezone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from mdrecall.errors import MdrecallError
+
+DEFAULT_MESSAGE_COUNT = 15
+MAX_SLUG_CHARS = 60
+MAX_SUFFIX = 1000
+
+SlugFn = Callable[[str], str | None]
+Transcript = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str  # "user" | "assistant"
+    text: str
+
+
+def _message_text(content: Any) -> str:
+    """Text of a message's content: a string, or the `text` parts of a list of content blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            block.get("text", "")
+            for block in content
+            if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        ]
+        return "\n".join(p for p in parts if p)
+    return ""
+
+
+def _turn(entry: Mapping[str, Any]) -> Turn | None:
+    """A user/assistant turn from a transcript entry (`{"type":"message","message":{...}}` or a bare message)."""
+    message = entry.get("message") if entry.get("type") == "message" else entry
+    if not isinstance(message, Mapping):
+        return None
+    role = message.get("role")
+    if role not in ("user", "assistant"):
+        return None
+    text = _message_text(message.get("content")).strip()
+    if not text or text.startswith("/"):  # slash commands (/new, /reset) are not conversation
+        return None
+    return Turn(role, text)
+
+
+def _entries(transcript: Transcript) -> Iterable[Mapping[str, Any]]:
+    """Entries of a JSONL file (unreadable or malformed lines skipped) or of an in-memory list."""
+    if not isinstance(transcript, str | os.PathLike):
+        return [e for e in transcript if isinstance(e, Mapping)]
+    try:
+        lines = Path(transcript).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, Mapping):
+            out.append(entry)
+    return out
+
+
+def recent_turns(transcript: Transcript, message_count: int = DEFAULT_MESSAGE_COUNT) -> list[Turn]:
+    """The last `message_count` user/assistant turns of a transcript."""
+    turns = [t for t in (_turn(e) for e in _entries(transcript)) if t is not None]
+    return turns[-message_count:] if message_count > 0 else []
+
+
+def sanitize_slug(raw: str | None) -> str:
+    """Lowercase `[a-z0-9-]`, runs of anything else become one `-`, at most MAX_SLUG_CHARS; may be ""."""
+    slug = re.sub(r"[^a-z0-9]+", "-", (raw or "").lower()).strip("-")
+    return slug[:MAX_SLUG_CHARS].rstrip("-")
+
+
+def _conversation_text(turns: list[Turn]) -> str:
+    return "\n\n".join(f"{t.role}: {t.text}" for t in turns)
+
+
+def _choose_slug(turns: list[Turn], slugify: SlugFn | None, now: datetime) -> str:
+    if slugify is not None:
+        try:
+            slug = sanitize_slug(slugify(_conversation_text(turns)))
+        except Exception:  # a failing namer must not lose the session
+            slug = ""
+        if slug:
+            return slug
+    return now.strftime("%H%M%S")
+
+
+def render_session_memory(
+    turns: list[Turn],
+    now: datetime,
+    session_id: str | None = None,
+    session_key: str | None = None,
+    source: str | None = None,
+) -> str:
+    """The markdown saved for a session: metadata, then the recent turns."""
+    lines = [f"# Session: {now.strftime('%Y-%m-%d %H:%M:%S %Z').strip()}", ""]
+    lines.append(f"- **Date**: {now.date().isoformat()}")
+    if session_key:
+        lines.append(f"- **Session Key**: {session_key}")
+    if session_id:
+        lines.append(f"- **Session ID**: {session_id}")
+    if source:
+        lines.append(f"- **Source**: {source}")
+    lines += ["", "## Conversation", "", _conversation_text(turns) if turns else "(no messages)", ""]
+    return "\n".join(lines)
+
+
+def _create_exclusive(directory: Path, stem: str, content: bytes) -> Path:
+    """Create `<stem>.md`, else `<stem>-2.md`, ...; never opens an existing file (O_EXCL)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for n in range(1, MAX_SUFFIX + 1):
+        path = directory / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileExistsError:
+            continue
+        try:
+            view = memoryview(content)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return path
+    raise MdrecallError(f"too many session files named {stem}*.md in {directory}")
+
+
+def save_session_memory(
+    workspace: str | os.PathLike[str],
+    transcript: Transcript,
+    *,
+    session_id: str | None = None,
+    session_key: str | None = None,
+    source: str | None = "session-memory hook (/new)",
+    now: datetime | None = None,
+    message_count: int = DEFAULT_MESSAGE_COUNT,
+    slugify: SlugFn | None = None,
+    write_empty: bool = False,
+) -> Path | None:
+    """Write the session's recent turns to `memory/YYYY-MM-DD-<slug>.md`; returns the path.
+
+    Returns None (and writes nothing) when the transcript has no user/assistant text, unless `write_empty`
+    (the agent hooks set it: the spec's hook records that a session happened even when it was empty).
+    """
+    turns = recent_turns(transcript, message_count)
+    if not turns and not write_empty:
+        return None
+    when = now or datetime.now().astimezone()
+    memory_dir = Path(workspace) / "memory"
+    if memory_dir.is_symlink():
+        raise MdrecallError(f"refusing to write through a symlinked memory folder: {memory_dir}")
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"{when.date().isoformat()}-{_choose_slug(turns, slugify, when)}"
+    content = render_session_memory(turns, when, session_id, session_key, source).encode("utf-8")
+    return _create_exclusive(memory_dir, stem, content)

@@ -1,0 +1,3 @@
+from mdrecall.cli.app import main
+
+main()

@@ -1,0 +1,244 @@
+"""CLI commands of the fact store and the agent hooks, registered on the main app by `register(app)`:
+
+    mdrecall facts store TEXT [--category C] [--importance X]
+    mdrecall facts recall QUERY [-n N]
+    mdrecall facts forget (ID | --query Q)
+    mdrecall facts list [--category C] | stats | rebuild
+    mdrecall hook EVENT            (payload JSON on stdin; for Claude Code / Codex hooks)
+    mdrecall install claude-code [--settings FILE] [--mcp-file FILE]
+
+Errors end with one line on stderr and exit code 1, like the rest of the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from mdrecall.errors import MdrecallError
+
+facts_app = typer.Typer(no_args_is_help=True, help="Short memories (preferences, decisions, people) on LanceDB.")
+install_app = typer.Typer(no_args_is_help=True, help="Wire mdrecall into an agent (hooks + MCP server).")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `facts`, `hook` and `install` to the main `mdrecall` app."""
+    app.add_typer(facts_app, name="facts")
+    app.add_typer(install_app, name="install")
+    app.command("hook")(hook)
+
+
+def _fail(message: str) -> None:
+    sys.stderr.write(f"error: {message}\n")
+    raise typer.Exit(code=1)
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _settings(ctx: typer.Context, workspace: str | None = None) -> Any:
+    """Settings from the global options (`--workspace` wins over a hook payload's cwd)."""
+    from mdrecall.config.openclaw import settings_for
+
+    opts = ctx.obj
+    chosen = opts.workspace if opts is not None and opts.workspace is not None else workspace
+    settings, warnings = settings_for(
+        bool(getattr(opts, "openclaw", False)),
+        getattr(opts, "agent", None),
+        chosen,
+        getattr(opts, "config", None),
+        getattr(opts, "state_dir", None),
+        getattr(opts, "db", None),
+    )
+    for warning in warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    return settings
+
+
+def _with_store(ctx: typer.Context, body: Callable[[Any], None]) -> None:
+    from mdrecall.facts.store import FactStore, require_lancedb
+
+    try:
+        require_lancedb()
+        with FactStore(_settings(ctx)) as store:
+            body(store)
+    except MdrecallError as err:
+        _fail(str(err))
+
+
+def _show_fact(fact: dict[str, Any], score: float | None = None) -> None:
+    extra = f"  score {score:.3f}" if score is not None else ""
+    sys.stdout.write(f"{fact['id']}  [{fact['category']}]  {fact['date']}{extra}\n    {fact['text']}\n")
+
+
+@facts_app.command("store")
+def facts_store(
+    ctx: typer.Context,
+    text: str = typer.Argument(..., help="The memory, one sentence."),
+    category: str = typer.Option(None, "--category", "-c", help="preference|fact|decision|entity|other"),
+    importance: float = typer.Option(None, "--importance", min=0.0, max=1.0, help="0..1 (default 0.7)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Store a memory (not stored twice: a near-identical one is reported instead)."""
+
+    def body(store: Any) -> None:
+        result = store.store(text, importance=importance, category=category)
+        if as_json:
+            _print_json(result.to_dict())
+        else:
+            sys.stdout.write(result.message + "\n")
+
+    _with_store(ctx, body)
+
+
+@facts_app.command("recall")
+def facts_recall(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="What to look for."),
+    limit: int = typer.Option(5, "--limit", "-n", min=1, max=50),
+    as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
+) -> None:
+    """Find stored memories by meaning and keyword."""
+
+    def body(store: Any) -> None:
+        hits = store.recall(query, limit=limit)
+        if as_json:
+            _print_json([h.to_dict() for h in hits])
+            return
+        if not hits:
+            sys.stdout.write(f"no memories match {query!r}\n")
+        for hit in hits:
+            _show_fact(hit.fact.to_dict(), hit.score)
+
+    _with_store(ctx, body)
+
+
+@facts_app.command("forget")
+def facts_forget(
+    ctx: typer.Context,
+    fact_id: str = typer.Argument(None, metavar="[ID]", help="The memory's id."),
+    query: str = typer.Option(None, "--query", "-q", help="Delete the one memory matching this."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Delete a memory (and its line in memory/facts.md); a query matching several deletes nothing."""
+    if not fact_id and not query:
+        _fail("give a memory id or --query TEXT")
+
+    def body(store: Any) -> None:
+        result = store.forget(fact_id, query)
+        if as_json:
+            _print_json(result.to_dict())
+            return
+        sys.stdout.write(result.message + "\n")
+        for hit in result.candidates:
+            _show_fact(hit.fact.to_dict(), hit.score)
+
+    _with_store(ctx, body)
+
+
+@facts_app.command("list")
+def facts_list(
+    ctx: typer.Context,
+    category: str = typer.Option(None, "--category", "-c", help="Only this category."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """List stored memories, oldest first."""
+
+    def body(store: Any) -> None:
+        facts = store.list(category)
+        if as_json:
+            _print_json([f.to_dict() for f in facts])
+            return
+        for fact in facts:
+            _show_fact(fact.to_dict())
+        sys.stdout.write(f"{len(facts)} memories\n")
+
+    _with_store(ctx, body)
+
+
+@facts_app.command("stats")
+def facts_stats(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    """How many memories, by category; where they live; which model embeds them."""
+
+    def body(store: Any) -> None:
+        stats = store.stats()
+        if as_json:
+            _print_json(stats)
+            return
+        cats = ", ".join(f"{k} {v}" for k, v in stats["byCategory"].items())
+        sys.stdout.write(
+            f"{stats['facts']} memories ({cats})\nfile: {stats['file']}\nstore: {stats['store']}\n"
+            f"search: {stats['search']} ({stats['provider']}/{stats['model'] or '-'})\n"
+        )
+
+    _with_store(ctx, body)
+
+
+@facts_app.command("rebuild")
+def facts_rebuild(ctx: typer.Context) -> None:
+    """Recreate the LanceDB store from memory/facts.md (it also happens by itself when the file changed)."""
+
+    def body(store: Any) -> None:
+        count = store.rebuild()
+        sys.stdout.write(f"rebuilt the fact store from {store.file.rel_path}: {count} memories\n")
+
+    _with_store(ctx, body)
+
+
+def hook(
+    ctx: typer.Context,
+    event: str = typer.Argument(..., help="SessionStart | UserPromptSubmit | PreCompact | Stop | SessionEnd"),
+) -> None:
+    """Run an agent hook: reads the hook's JSON payload on stdin, prints what the agent expects."""
+    from mdrecall.agents.hooks import HookRunner, canonical_event, read_payload
+
+    try:
+        name = canonical_event(event)
+        payload = read_payload(sys.stdin.read())
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+        runner = HookRunner(_settings(ctx, cwd))
+        try:
+            result = runner.run(name, payload)
+        finally:
+            runner.close()
+    except MdrecallError as err:
+        _fail(str(err))
+        return
+    if result.stdout:
+        sys.stdout.write(result.stdout + ("" if result.stdout.endswith("\n") else "\n"))
+
+
+@install_app.command("claude-code")
+def install_claude_code(
+    ctx: typer.Context,
+    settings_file: Path = typer.Option(
+        None, "--settings", help="Settings file to merge into (default: ~/.claude/settings.json)."
+    ),
+    mcp_file: Path = typer.Option(
+        None, "--mcp-file", help="Write the MCP server here (e.g. .mcp.json) instead of the settings file."
+    ),
+) -> None:
+    """Add mdrecall's hooks and MCP server to Claude Code's settings (merged; a backup is kept)."""
+    from mdrecall.agents.hooks import install_claude_code as install
+
+    opts = ctx.obj
+    base = [sys.executable, "-m", "mdrecall.cli.app"]
+    for flag, value in (("--agent", opts.agent), ("--state-dir", opts.state_dir), ("--config", opts.config)):
+        if value is not None:
+            base += [flag, str(Path(value).expanduser().resolve()) if flag != "--agent" else str(value)]
+    target = (settings_file or Path("~/.claude/settings.json")).expanduser()
+    try:
+        written = install(target, base, mcp_file.expanduser() if mcp_file else None)
+    except MdrecallError as err:
+        _fail(str(err))
+        return
+    sys.stdout.write(f"mdrecall hooks ({', '.join(written['events'])}) written to {written['settings']}\n")
+    sys.stdout.write(f"MCP server 'mdrecall' written to {written.get('mcp', written['settings'])}\n")
+    for backup in written["backups"]:
+        sys.stdout.write(f"backup: {backup}\n")

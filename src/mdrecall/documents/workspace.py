@@ -1,0 +1,337 @@
+"""Which files are memory, and safe resolution of the paths agents ask to read.
+
+Memory files are `MEMORY.md`, `memory.md`, `memory/**/*.md` and configured extra paths (files or
+directories, absolute or relative to the workspace). Only `.md` files count, symlinks are never followed
+(neither files nor directories), and files reached twice are deduplicated by real path.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from mdrecall.errors import ConfigError, PathRefusedError
+
+ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
+MEMORY_DIR = "memory"
+# Extra paths that would walk pseudo-filesystems or the whole machine.
+SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
+Skipped = list[tuple[str, str]]
+
+
+def escaped(name: str | os.PathLike[str]) -> str:
+    """A file name as printable text: undecodable bytes shown as \\xNN (for warnings, never for opening)."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def is_storable_name(name: str) -> bool:
+    """Can this name be stored and cited as text? (False for names whose bytes are not valid UTF-8.)"""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def decode_text(raw: bytes) -> tuple[str, bool]:
+    """File bytes as text: a UTF-8/UTF-16/UTF-32 BOM is honoured, else UTF-8 with undecodable bytes replaced.
+
+    The flag says whether any bytes were replaced.
+    """
+    for bom, codec in (
+        (b"\xff\xfe\x00\x00", "utf-32-le"),
+        (b"\x00\x00\xfe\xff", "utf-32-be"),
+        (b"\xef\xbb\xbf", "utf-8"),
+        (b"\xff\xfe", "utf-16-le"),
+        (b"\xfe\xff", "utf-16-be"),
+    ):
+        if raw.startswith(bom):
+            body = raw[len(bom) :]
+            try:
+                return body.decode(codec), False
+            except UnicodeDecodeError:
+                return body.decode(codec, errors="replace"), True
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace"), True
+
+
+def has_text_bom(raw: bytes) -> bool:
+    """UTF-16/32 text has NUL bytes; its BOM tells it apart from binary content."""
+    return raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"))
+
+
+def line_range_text(raw: bytes, from_line: int | None = None, lines: int | None = None) -> str:
+    """The file as written (decoded), or `lines` lines from 1-based `from_line`, numbered as the index does."""
+    text, _ = decode_text(raw)
+    if from_line is None and lines is None:
+        return text
+    all_lines = split_lines(text)
+    start = (from_line or 1) - 1
+    end = len(all_lines) if lines is None else start + lines
+    return "\n".join(all_lines[start:end])
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as the index numbers them: \\r\\n, \\r and \\n all end a line; a final newline adds no line."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+class MemoryFile(NamedTuple):
+    """A discovered memory file: its workspace-relative POSIX path (as stored and cited) and where it is.
+
+    A named tuple rather than a frozen dataclass: discovery builds one per file on every sync and search.
+    """
+
+    path: str
+    location: str  # the absolute (or workspace-joined) path as a string: a Path per file is costly at 10k
+    mtime_ms: int
+    size: int
+
+    @property
+    def abs_path(self) -> Path:
+        return Path(self.location)
+
+
+def _is_markdown(name: str) -> bool:
+    return name.lower().endswith(".md")
+
+
+def _walk_markdown(root: Path, skipped: Skipped | None = None) -> Iterator[tuple[str, os.stat_result | None]]:
+    """(path, lstat) of every .md regular file under root, never descending into symlinked directories.
+
+    os.scandir gives each entry's type without a system call and its lstat with one, so a no-op sync of a
+    large tree costs about what `os.walk` + `stat` cost. Unreadable directories are reported in `skipped`
+    (escaped), never fatal; an entry whose lstat fails comes back with None (the caller reports it).
+    A generator: the caller keeps what it needs of each lstat, so 100k stat results are never held at once
+    (~35 MB of a 100k-file sync's peak when they were listed first).
+    """
+    try:
+        root_st = root.lstat()
+    except OSError:
+        return
+    if not stat.S_ISDIR(root_st.st_mode):
+        return
+    pending = [str(root)]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:  # order does not matter: the caller sorts by path
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(entry.path)
+                            continue
+                        if not entry.name.lower().endswith(".md") or not entry.is_file(follow_symlinks=False):
+                            continue
+                    except OSError:
+                        continue
+                    try:
+                        found: os.stat_result | None = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        found = None
+                    yield entry.path, found
+        except OSError as err:
+            if skipped is not None:
+                skipped.append((escaped(directory), f"directory not readable: {err.strerror or err}"))
+
+
+def display_path(abs_path: Path, workspace: Path) -> str:
+    """Workspace-relative POSIX path; files outside the workspace (extra paths) get a `../` path."""
+    return Path(os.path.relpath(abs_path, workspace)).as_posix()
+
+
+def check_extra_path(workspace: Path, extra: str) -> Path:
+    """The resolved extra path, or ConfigError when it covers / or a pseudo-filesystem (/proc, /sys, /dev)."""
+    target = resolve_extra_path(workspace, extra)
+    for candidate in {target, Path(os.path.realpath(target))}:
+        text = candidate.as_posix()
+        covers_system = any(
+            text == root or text.startswith(root + "/") or root.startswith(text.rstrip("/") + "/")
+            for root in SYSTEM_ROOTS
+        )
+        if candidate == Path(candidate.anchor) or covers_system:
+            raise ConfigError(
+                f"extraPaths entry {extra!r} refused: it covers {text} (the file system root or /proc, /sys, /dev)"
+            )
+    return target
+
+
+def _display(path: str, workspace_prefix: str, workspace: Path) -> str:
+    """display_path without its cost for the usual case, a file below the workspace (a string slice)."""
+    if path.startswith(workspace_prefix):
+        rel = path[len(workspace_prefix) :]
+        return rel if os.sep == "/" else rel.replace(os.sep, "/")
+    return display_path(Path(path), workspace)
+
+
+def _candidates(
+    workspace: Path, extra_paths: list[str], skipped: Skipped | None = None
+) -> Iterator[tuple[str, os.stat_result | None]]:
+    """Every place a memory file may be, with its lstat when the directory walk already has it (streamed)."""
+    targets = [check_extra_path(workspace, extra) for extra in extra_paths]  # a refused path fails before any walk
+    for name in ROOT_MEMORY_FILES:
+        yield str(workspace / name), None
+    yield from _walk_markdown(workspace / MEMORY_DIR, skipped)
+    for target in targets:
+        if target.is_symlink():
+            continue
+        if target.is_dir():
+            yield from _walk_markdown(target, skipped)
+        elif _is_markdown(target.name):
+            yield str(target), None
+
+
+def resolve_extra_path(workspace: Path, extra: str) -> Path:
+    """An extra path as configured (absolute, ~, or workspace-relative), normalised without resolving links."""
+    raw = Path(os.path.expanduser(extra))
+    joined = raw if raw.is_absolute() else workspace / raw
+    return Path(os.path.normpath(joined))
+
+
+def list_memory_files(
+    workspace: Path, extra_paths: list[str] | None = None, skipped: Skipped | None = None
+) -> list[MemoryFile]:
+    """Discover the memory files of a workspace, sorted by path, symlinks skipped, deduplicated.
+
+    A file reached twice (overlapping extra paths, a hard link, a symlinked ancestor of an extra path) is
+    kept once: duplicates are recognised by device and inode, which the lstat already gave. Files whose
+    names cannot be stored as text (bytes that are not UTF-8) or that cannot be inspected (path too long)
+    are left out and reported in `skipped` with an escaped name, so one odd file never breaks a sync or a
+    search.
+    """
+    files = list(iter_memory_files(workspace, extra_paths, skipped))
+    files.sort(key=lambda f: f.path)
+    return files
+
+
+def iter_memory_files(
+    workspace: Path, extra_paths: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[MemoryFile]:
+    """The memory files of `list_memory_files`, streamed in walk order: a sync that writes as it walks holds
+    no list of every file (~300 B a file: 39 MB at 100k files).
+
+    Only files that can be reached twice are remembered for deduplication: root files (`MEMORY.md` and
+    `memory.md` are one file on a case-insensitive disk), hard links, and everything when extra paths are
+    configured (they may overlap the walk). A plain file under `memory/` has one route: the walk never
+    follows a symlink.
+    """
+    seen: set[int] = set()  # (device, inode) as one int: a third of a tuple's memory at 100k files
+    track_all = bool(extra_paths)
+    prefix = str(workspace).rstrip(os.sep) + os.sep
+    for candidate, known in _candidates(workspace, extra_paths or [], skipped):
+        if known is None and not _is_markdown(os.path.basename(candidate)):
+            continue  # (a walked entry is a .md file already: checking it again was a tenth of a no-op sync)
+        rel = _display(candidate, prefix, workspace)
+        if not rel.isascii() and not is_storable_name(rel):
+            if skipped is not None:
+                skipped.append((escaped(rel), "file name is not valid UTF-8: skipped (rename the file to index it)"))
+            continue
+        st = known
+        if st is None:
+            try:
+                st = os.lstat(candidate)
+            except FileNotFoundError:
+                continue
+            except OSError as err:
+                if skipped is not None:
+                    skipped.append((escaped(rel), f"skipped: {err.strerror or err}"))
+                continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        if track_all or known is None or st.st_nlink > 1:
+            identity = (st.st_dev << 64) | st.st_ino
+            if identity in seen:
+                continue
+            seen.add(identity)
+        yield MemoryFile(rel, candidate, int(st.st_mtime_ns // 1_000_000), st.st_size)
+
+
+class MemoryWalk:
+    """`iter_memory_files` that walks again on each iteration (a sync walks a second time only to find
+    vanished files); only the first walk reports skipped names, so none is reported twice."""
+
+    def __init__(self, workspace: Path, extra_paths: list[str] | None = None, skipped: Skipped | None = None) -> None:
+        self.workspace, self.extra_paths, self.skipped = workspace, extra_paths, skipped
+        self.walks = 0
+
+    def __iter__(self) -> Iterator[MemoryFile]:
+        self.walks += 1
+        return iter_memory_files(self.workspace, self.extra_paths, self.skipped if self.walks == 1 else None)
+
+
+def _has_symlink_component(path: Path, stop_at: Path) -> bool:
+    """True if path or any parent below stop_at is a symlink."""
+    current = path
+    while True:
+        if current.is_symlink():
+            return True
+        if current == stop_at or current.parent == current:
+            return False
+        current = current.parent
+
+
+def _is_memory_location(abs_path: Path, workspace: Path, extra_paths: list[str]) -> bool:
+    """Is abs_path (normalised, links not resolved) one of the places memory files live?"""
+    if abs_path.parent == workspace and abs_path.name in ROOT_MEMORY_FILES:
+        return True
+    if abs_path.is_relative_to(workspace / MEMORY_DIR):
+        return True
+    for extra in extra_paths:
+        root = resolve_extra_path(workspace, extra)
+        if abs_path == root or abs_path.is_relative_to(root):
+            return True
+    return False
+
+
+def _link_root(abs_path: Path, workspace: Path, extra_paths: list[str]) -> Path:
+    """The directory below which every component must be a real (non-symlink) entry."""
+    if abs_path.is_relative_to(workspace):
+        return workspace
+    for extra in extra_paths:
+        root = resolve_extra_path(workspace, extra)
+        if abs_path == root or abs_path.is_relative_to(root):
+            return root.parent
+    return Path(abs_path.anchor)
+
+
+def resolve_memory_path(workspace: Path, rel_path: str, extra_paths: list[str] | None = None) -> Path:
+    """Map a path an agent asked for onto a memory file, or raise PathRefusedError saying why.
+
+    Accepted: workspace-relative POSIX paths to `.md` files that are memory files (including the `../`
+    paths that search results give for extra paths outside the workspace). `%` and `\\` are ordinary
+    characters of a file name on POSIX (never decoded, never separators), so every path search cites can
+    be opened. Refused: empty, absolute or NUL paths, anything outside the memory locations, symlinks
+    anywhere on the way, and non-markdown files.
+    """
+    extras = extra_paths or []
+    raw = (rel_path or "").strip()
+    if not raw:
+        raise PathRefusedError("path is required (e.g. MEMORY.md or memory/2026-01-31.md)")
+    if "\0" in raw:
+        raise PathRefusedError("path refused: contains a NUL byte")
+    if "\\" in raw and os.sep == "\\":
+        raise PathRefusedError(f"path refused: use '/' separators, not '\\': {raw}")
+    if raw.startswith("/") or raw.startswith("~") or (len(raw) > 1 and raw[1] == ":"):
+        raise PathRefusedError(f"path refused: give a path relative to the workspace, not an absolute one: {raw}")
+    normalized = posixpath.normpath(raw)
+    abs_path = Path(os.path.normpath(workspace / normalized))
+    if not _is_memory_location(abs_path, workspace, extras):
+        raise PathRefusedError(
+            f"path refused: {raw} is not a memory file (allowed: MEMORY.md, memory.md, memory/**/*.md"
+            + (", extra paths" if extras else "")
+            + ")"
+        )
+    if not _is_markdown(abs_path.name):
+        raise PathRefusedError(f"path refused: only .md files can be read: {raw}")
+    if _has_symlink_component(abs_path, _link_root(abs_path, workspace, extras)):
+        raise PathRefusedError(f"path refused: symlinks are not followed: {raw}")
+    return abs_path

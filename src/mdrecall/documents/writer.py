@@ -1,0 +1,104 @@
+"""Append entries to memory files without losing or interleaving writes, even across processes.
+
+Several agents (or an agent and a flush turn) may append to the same daily log at once. Each append opens
+the file with O_APPEND, takes an exclusive `fcntl.flock`, writes the whole entry with one `write`, fsyncs
+and unlocks: entries never interleave and none is lost. Symlinks are refused (O_NOFOLLOW, and the memory
+folder must not be a symlink), as the indexer refuses them too.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import date, datetime
+from pathlib import Path
+
+from mdrecall.errors import MdrecallError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: O_APPEND alone still keeps each write whole locally
+    fcntl = None  # type: ignore[assignment]
+
+LONG_TERM_FILE = "MEMORY.md"
+MEMORY_DIR = "memory"
+
+
+def _entry_bytes(text: str) -> bytes:
+    body = text.strip("\n")
+    if not body.strip():
+        raise MdrecallError("nothing to append: the entry is empty")
+    return (body + "\n").encode("utf-8")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """One `write` in practice; loop only if the kernel reports a short write (e.g. disk nearly full)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def append_entry(path: str | os.PathLike[str], text: str, header: str | None = None) -> Path:
+    """Append `text` as one entry to `path` (created with `header` first if new or empty)."""
+    target = Path(path)
+    entry = _entry_bytes(text)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(target, flags, 0o644)
+    except OSError as err:
+        raise MdrecallError(f"cannot append to {target}: {err.strerror}") from None
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            _write_all(fd, _prefix(fd, header) + entry)
+            os.fsync(fd)
+        finally:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+    return target
+
+
+def _prefix(fd: int, header: str | None) -> bytes:
+    """What goes before the entry, decided under the lock: the header for a new file, else a blank line
+    (plus the newline a hand-edited file may lack) so entries stay separate paragraphs."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return (header.rstrip("\n") + "\n\n").encode("utf-8") if header else b""
+    last = os.pread(fd, 1, size - 1)
+    return b"\n" if last == b"\n" else b"\n\n"
+
+
+def _memory_dir(workspace: str | os.PathLike[str]) -> Path:
+    root = Path(workspace)
+    if not root.is_dir():
+        raise MdrecallError(f"workspace not found: {root}")
+    folder = root / MEMORY_DIR
+    if folder.is_symlink():
+        raise MdrecallError(f"refusing to write through a symlinked memory folder: {folder}")
+    return folder
+
+
+def daily_path(workspace: str | os.PathLike[str], when: date | datetime | None = None) -> Path:
+    """`<workspace>/memory/YYYY-MM-DD.md` for `when` (default: today, local time)."""
+    day = when or datetime.now().astimezone()
+    if isinstance(day, datetime):
+        day = day.date()
+    return Path(workspace) / MEMORY_DIR / f"{day.isoformat()}.md"
+
+
+def append_daily(workspace: str | os.PathLike[str], text: str, when: date | datetime | None = None) -> Path:
+    """Append a note to the day's log `memory/YYYY-MM-DD.md` (created with a `# YYYY-MM-DD` heading)."""
+    _memory_dir(workspace)
+    path = daily_path(workspace, when)
+    return append_entry(path, text, header=f"# {path.stem}")
+
+
+def append_long_term(workspace: str | os.PathLike[str], text: str) -> Path:
+    """Append a durable fact, decision or preference to `MEMORY.md`."""
+    root = Path(workspace)
+    if not root.is_dir():
+        raise MdrecallError(f"workspace not found: {root}")
+    return append_entry(root / LONG_TERM_FILE, text, header="# Long-term memory")

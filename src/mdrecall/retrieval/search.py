@@ -1,0 +1,683 @@
+"""Hybrid retrieval: FTS5 keyword hits and vector hits, merged, decayed, filtered, diversified and trimmed.
+
+The flow of `run_search`: keyword side (spec AND query; the expanded OR query when keyword-only) and vector
+side -> weighted or RRF merge -> temporal decay -> minScore (never silently empty) -> MMR or plain limit ->
+citations -> injection budget. The rules themselves are pure functions in `ranking.py`; the FTS query
+builders live in `fts_query.py` (re-exported here). `run_search` is the only function that touches the store
+or the provider.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from typing import TYPE_CHECKING, Any, Literal
+
+from mdrecall.config.settings import QueryConfig
+from mdrecall.documents.context import date_phrase, with_context
+from mdrecall.embeddings.base import EmbeddingProvider
+from mdrecall.retrieval.centering import center_query, centering_weight
+from mdrecall.retrieval.ranking import (
+    RRF_K,
+    CitationsMode,
+    age_days,
+    bounded_decay,
+    citation_suffix,
+    citations_enabled,
+    clamp_to_budget,
+    decay_multiplier,
+    file_date,
+    format_citation,
+    is_evergreen_path,
+    minmax_scale,
+    mmr_order,
+    rrf_fuse,
+    rrf_rescale,
+    to_epoch,
+    word_set,
+)
+from mdrecall.retrieval.rerank import join_notices, rerank_hits
+from mdrecall.storage.sqlite import SearchRow, Store
+from mdrecall.text.dates import date_ranges, in_ranges
+from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and tests import the builders from here)
+    _quote,
+    build_fts_query,
+    build_keyword_query,
+    expand_query_terms,
+    fold_term,
+    holds_identifier,
+    identifier_phrase,
+    keyword_coverage,
+    keyword_match,
+    query_identifiers,
+    split_on_stopwords,
+    strip_korean_particle,
+    word_terms,
+)
+from mdrecall.text.tokens import query_words
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MAX_CANDIDATES = 200
+SearchMode = Literal["hybrid", "keyword", "vector"]
+
+
+def bm25_rank_to_score(rank: float) -> float:
+    """Map an FTS5 bm25 rank (lower is better) into (0, 1], higher is better.
+
+    The spec's formula is `1 / (1 + max(0, rank))`, kept for ranks >= 0. SQLite's bm25() returns negative
+    numbers for matches, which that formula maps to 1.0 for every hit and so throws the ranking away; for
+    those we use `relevance / (1 + relevance)` with relevance = -rank, which keeps the order.
+    """
+    if not math.isfinite(rank):
+        return 1.0 / (1.0 + 999.0)
+    if rank < 0:
+        relevance = -rank
+        return relevance / (1.0 + relevance)
+    return 1.0 / (1.0 + rank)
+
+
+def candidate_count(max_results: int, multiplier: int) -> int:
+    return min(MAX_CANDIDATES, max(1, max_results * multiplier))
+
+
+def snippet_window(text: str, max_chars: int, terms: Sequence[str] = ()) -> str:
+    """At most max_chars of a chunk, showing where the query's words are.
+
+    A chunk is up to ~1600 chars and a snippet 700: when the first matched word lies past the first
+    window, the window starts at the beginning of that word's line (or a little before the word on a very
+    long line), so an identifier found by keyword search is visible in the snippet.
+    """
+    if len(text) <= max_chars:
+        return text
+    lowered = text.lower()
+    positions = [p for p in (lowered.find(t.lower()) for t in terms if t) if p >= 0]
+    if not positions or min(positions) + 40 <= max_chars:
+        return text[:max_chars]
+    first = min(positions)
+    start = text.rfind("\n", 0, first) + 1
+    if first - start > max_chars // 2:
+        start = max(0, first - max_chars // 4)
+    start = min(start, len(text) - max_chars)
+    return text[start : start + max_chars]
+
+
+@dataclass
+class Hit:
+    """A chunk with the scores of both sides and the merged score."""
+
+    row: SearchRow
+    vector_score: float = 0.0
+    text_score: float = 0.0
+    score: float = 0.0
+
+
+def merge_hybrid(
+    vector: Sequence[SearchRow], keyword: Sequence[SearchRow], vector_weight: float, text_weight: float
+) -> list[Hit]:
+    """Union by chunk id; score = vectorWeight * vectorScore + textWeight * textScore; best first.
+
+    textScore is the bm25 score, times the keyword coverage when the expanded OR query produced the row.
+    """
+    hits: dict[str, Hit] = {}
+    for row in vector:
+        hits[row.id] = Hit(row=row, vector_score=row.score)
+    for row in keyword:
+        text_score = bm25_rank_to_score(row.score) * row.extra.get("coverage", 1.0)
+        if row.id in hits:
+            hits[row.id].text_score = text_score
+        else:
+            hits[row.id] = Hit(row=row, text_score=text_score)
+    for hit in hits.values():
+        hit.score = vector_weight * hit.vector_score + text_weight * hit.text_score
+    return sort_hits(list(hits.values()))
+
+
+def sort_hits(hits: list[Hit]) -> list[Hit]:
+    """Best score first; ties broken by path and line so results are deterministic."""
+    return sorted(hits, key=lambda h: (-h.score, h.row.path, h.row.start_line))
+
+
+def merge_rrf(
+    vector: Sequence[SearchRow],
+    keyword: Sequence[SearchRow],
+    vector_weight: float,
+    text_weight: float,
+    k: int = RRF_K,
+) -> list[Hit]:
+    """Reciprocal rank fusion of both lists (k = 60), rescaled onto the weighted merge's scale.
+
+    The order is RRF's; the scores are `ranking.rrf_rescale`'s: the best fused chunk scores what the best
+    chunk scores in the weighted merge, the others in proportion to their fused score, so one minScore works
+    for both modes.
+    """
+    weighted = merge_hybrid(vector, keyword, vector_weight, text_weight)
+    if not weighted:
+        return []
+    rankings = [[row.id for row in side] for side in (vector, keyword) if side]
+    rescaled = rrf_rescale(rrf_fuse(rankings, k), weighted[0].score)
+    for hit in weighted:
+        hit.score = rescaled.get(hit.row.id, 0.0)
+    return sort_hits(weighted)
+
+
+def merge_minmax(
+    vector: Sequence[SearchRow], keyword: Sequence[SearchRow], vector_weight: float, text_weight: float
+) -> list[Hit]:
+    """Normalised weighted sum: each side's scores min-max scaled over its own candidates, then weighted.
+
+    A candidate missing from one side gets 0 there: it ranked below that side's weakest candidate (or did not
+    match at all). The keyword side's scaled bm25 is multiplied by the chunk's keyword coverage, so the best
+    of weak matches (one common word of a question) does not count as a full match. Cosines of a small model
+    bunch up in 0.1-0.5 and bm25 has no fixed range; scaling both per query lets the weights mean what they
+    say. The order is the scaled sum's; the scores are put back on the
+    raw weighted merge's scale (`ranking.rrf_rescale`, anchored on the best raw score) so minScore keeps
+    meaning "how relevant is the best result". Measured against raw weighting and RRF in bench/quality/.
+    """
+    raw = merge_hybrid(vector, keyword, vector_weight, text_weight)
+    if not raw:
+        return []
+    by_id = {hit.row.id: hit for hit in raw}
+    v_scaled = minmax_scale({row.id: row.score for row in vector})
+    coverage = {row.id: row.extra.get("coverage", 1.0) for row in keyword}
+    bm25 = minmax_scale({row.id: bm25_rank_to_score(row.score) for row in keyword})
+    t_scaled = {key: value * coverage[key] for key, value in bm25.items()}
+    fused = {key: vector_weight * v_scaled.get(key, 0.0) + text_weight * t_scaled.get(key, 0.0) for key in by_id}
+    for key, value in rrf_rescale(fused, raw[0].score).items():
+        by_id[key].score = value
+    return sort_hits(raw)
+
+
+FUSIONS = {"minmax": merge_minmax, "weighted": merge_hybrid, "rrf": merge_rrf}
+
+
+def apply_temporal_decay(
+    hits: list[Hit],
+    half_life_days: float,
+    now_s: float,
+    session_mtimes: dict[str, int] | None = None,
+    floor: float = 0.0,
+) -> list[Hit]:
+    """Scale each score by its chunk's bounded decay multiplier and re-sort (evergreen notes keep their score).
+
+    The multiplier is `ranking.bounded_decay` (`query.temporalDecay.floor`, 0.5 by default: decay at most
+    halves a score), so among equally good notes the newer wins, but a strong match in an old log is not
+    pushed below weak recent ones. floor 0 is the spec's plain exponential decay.
+    """
+    mtimes = session_mtimes or {}
+    for hit in hits:
+        row = hit.row
+        age = age_days(row.path, row.source, mtimes.get(row.path), now_s)
+        hit.score *= bounded_decay(decay_multiplier(age, half_life_days), floor)
+    return sort_hits(hits)
+
+
+def select_mmr(hits: list[Hit], lam: float, limit: int) -> list[Hit]:
+    """Up to `limit` hits in MMR order (Jaccard over lower-cased word sets of the chunk text)."""
+    order = mmr_order([h.score for h in hits], [word_set(h.row.text) for h in hits], lam, limit)
+    return [hits[i] for i in order]
+
+
+def chunk_lines(row: SearchRow) -> list[str] | None:
+    """The chunk's text as its file lines (startLine..endLine), or None when the text is not one piece per
+    line (a line longer than a chunk is cut into segments)."""
+    lines = row.text.split("\n")
+    return lines if len(lines) == row.end_line - row.start_line + 1 else None
+
+
+def merged_row(first: SearchRow, other: SearchRow) -> SearchRow | None:
+    """One row spanning two overlapping chunks of one file (the lines once each), or None when they do not
+    overlap or their lines cannot be lined up. Keeps `first`'s id and scores."""
+    if first.path != other.path or first.source != other.source:
+        return None
+    if other.end_line < first.start_line or other.start_line > first.end_line:
+        return None
+    a, b = (first, other) if first.start_line <= other.start_line else (other, first)
+    lines_a, lines_b = chunk_lines(a), chunk_lines(b)
+    if lines_a is None or lines_b is None:
+        return None
+    tail = lines_b[a.end_line - b.start_line + 1 :] if b.end_line > a.end_line else []
+    text = "\n".join(lines_a + tail)
+    end = max(a.end_line, b.end_line)
+    return SearchRow(first.id, first.path, first.source, a.start_line, end, text, first.score, dict(first.extra))
+
+
+def merge_overlapping(hits: Sequence[Hit], limit: int) -> list[Hit]:
+    """Up to `limit` results, best first, where a chunk overlapping a better-ranked result of the same file
+    joins that result (which then spans both line ranges) instead of taking a slot of its own.
+
+    Chunks overlap by design (`chunking.overlap`), so a passage that matches often comes back as two
+    neighbouring chunks, the second repeating lines of the first and pushing a distinct result out of the
+    list. Measured on LoCoMo dev (bench/quality/README.md, window blend off): hit@1 .703 -> .740, hit@5 .916
+    -> .941, evidence recall@10 .894 -> .917, with results 30 % longer in lines on average (13.9 vs 10.7).
+    `query.mergeOverlapping = false` gives the spec's one chunk per result.
+    """
+    kept: list[Hit] = []
+    for hit in hits:
+        if not _fold_into(kept, hit):
+            if len(kept) >= limit:
+                break
+            kept.append(hit)
+    return kept
+
+
+def _fold_into(kept: list[Hit], hit: Hit) -> bool:
+    """Join `hit` to the first kept result it overlaps (True), then fold in any later kept result that the
+    widened one now overlaps, so no two results share a line."""
+    for i, held in enumerate(kept):
+        row = merged_row(held.row, hit.row)
+        if row is None:
+            continue
+        kept[i] = Hit(row, held.vector_score, held.text_score, held.score)
+        for later in kept[i + 1 :]:
+            joined = merged_row(kept[i].row, later.row)
+            if joined is not None:
+                kept[i] = Hit(joined, held.vector_score, held.text_score, held.score)
+                kept.remove(later)
+        return True
+    return False
+
+
+@dataclass
+class SearchResult:
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    source: str
+    vector_score: float | None = None
+    text_score: float | None = None
+    citation: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's MemorySearchResult shape (camelCase)."""
+        out: dict[str, Any] = {
+            "path": self.path,
+            "startLine": self.start_line,
+            "endLine": self.end_line,
+            "score": round(self.score, 6),
+            "snippet": self.snippet,
+            "source": self.source,
+        }
+        if self.citation is not None:
+            out["citation"] = self.citation
+        return out
+
+
+@dataclass
+class SearchResponse:
+    results: list[SearchResult]
+    provider: str
+    model: str | None
+    mode: str  # "hybrid" | "keyword" | "vector" | "fts-only"
+    notice: str | None = None
+    relaxed: bool = False
+    backend: str = "builtin"  # the engine that served these results (see mdrecall.backends)
+    backend_fallback: dict[str, str] | None = None  # {"from": "qmd", "reason": ...} when the primary failed
+
+
+def _to_result(hit: Hit, snippet_max: int, mode: str, terms: Sequence[str] = ()) -> SearchResult:
+    row = hit.row
+    return SearchResult(
+        path=row.path,
+        start_line=row.start_line,
+        end_line=row.end_line,
+        score=hit.score,
+        snippet=snippet_window(row.text, snippet_max, terms),
+        source=row.source,
+        vector_score=hit.vector_score if mode != "keyword" else None,
+        text_score=hit.text_score if mode != "vector" else None,
+    )
+
+
+def finish_results(results: list[SearchResult], with_citations: bool, budget: int | None = None) -> list[SearchResult]:
+    """Append `Source: path#Lx-Ly` when citations are on, then (budget given) clamp the snippets to it."""
+    suffixes: list[str] = []
+    for result in results:
+        if with_citations:
+            result.citation = format_citation(result.path, result.start_line, result.end_line)
+            result.snippet = result.snippet.strip()
+            suffixes.append(citation_suffix(result.citation))
+        else:
+            suffixes.append("")
+    if budget is None:
+        for result, suffix in zip(results, suffixes, strict=True):
+            result.snippet += suffix
+        return results
+    snippets = clamp_to_budget([r.snippet for r in results], suffixes, budget)
+    for result, snippet in zip(results, snippets, strict=False):
+        result.snippet = snippet
+    return results[: len(snippets)]
+
+
+def apply_injection_budget(results: list[SearchResult], budget: int) -> list[SearchResult]:
+    """Clamp results (snippet + citation line) to `budget` characters in total, best first.
+
+    The spec applies `query.maxInjectedChars` to the QMD backend's results only; the builtin backend returns
+    `maxResults` results. Call this after `run_search` on results whose snippets already carry citations.
+    """
+    snippets = clamp_to_budget([r.snippet for r in results], [""] * len(results), budget)
+    for result, snippet in zip(results, snippets, strict=False):
+        result.snippet = snippet
+    return results[: len(snippets)]
+
+
+def _decays_by_mtime(path: str) -> bool:
+    return not is_evergreen_path(path) and file_date(path) is None
+
+
+def _session_mtimes(store: Store, hits: Sequence[Hit]) -> dict[str, int]:
+    """mtime (ms), from the files table, of the hits that decay by mtime: session transcripts and undated
+    files outside memory/ (extra paths)."""
+    paths = sorted({h.row.path for h in hits if h.row.source == "sessions" or _decays_by_mtime(h.row.path)})
+    if not paths:
+        return {}
+    if hasattr(store, "session_mtimes"):  # a server-database store (backends/postgres) answers in its own SQL
+        return store.session_mtimes(paths)
+    marks = ",".join("?" * len(paths))
+    rows = store.conn.execute(f"SELECT path, mtime FROM files WHERE path IN ({marks})", paths)
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
+def _keyword_rows(
+    store: Store, query: str, model: str, sources: Sequence[str], limit: int, expanded: bool, forms: bool = False
+) -> list[SearchRow]:
+    """Keyword hits. With the expanded OR query, each row's `extra["coverage"]` holds the share of keywords
+    it contains and rows are re-ordered by bm25 score x coverage: one common word shared with a question
+    must not outrank a chunk holding all of its keywords, nor carry a high text score into the merge.
+    `forms` (query.wordForms) lets the OR query and the coverage meet other forms of a word (word_forms.py)."""
+    if not expanded:
+        fts_query = build_fts_query(query)
+        return store.keyword_search(fts_query, model, sources, limit) if fts_query else []
+    terms = expand_query_terms(query)
+    if not terms:
+        return []
+    matches = dict.fromkeys(keyword_match(t, forms) for t in terms)  # "deploys deployed": one "deploy"* unit
+    rows = store.keyword_search(" OR ".join(matches), model, sources, limit)
+    for row in rows:
+        row.extra["coverage"] = keyword_coverage(terms, with_context(path_context(row.path), row.text), forms)
+    return sorted(rows, key=lambda r: -bm25_rank_to_score(r.score) * r.extra["coverage"])
+
+
+def path_context(path: str) -> str:
+    """The part of a chunk's indexed context that its path alone gives (the log's date), for coverage."""
+    day = file_date(path)
+    return date_phrase(day) if day is not None else ""
+
+
+def _identifier_rows(
+    store: Store, identifiers: Sequence[str], model: str, sources: Sequence[str], limit: int
+) -> list[SearchRow]:
+    """Chunks holding an identifier of the query verbatim (found by its FTS phrase, checked on the text)."""
+    rows: dict[str, SearchRow] = {}
+    for ident in identifiers:
+        phrase = identifier_phrase(ident)
+        if phrase is None:
+            continue
+        for row in store.keyword_search(phrase, model, sources, limit):
+            if holds_identifier(row.text, ident) and row.id not in rows:
+                row.extra["coverage"] = 1.0
+                rows[row.id] = row
+    return list(rows.values())
+
+
+IDENTIFIER_BOOST = 0.25
+
+
+def boost_identifiers(hits: list[Hit], identifiers: Sequence[str], boost: float = IDENTIFIER_BOOST) -> list[Hit]:
+    """Hits holding the query's exact identifiers verbatim move up: for each one held, score +
+    boost * (1 - score).
+
+    A boost, not a hard "holders first" rule: in notes an identifier (a hash, a ticket, a config key) names
+    the note it is in, and the boost lifts that note above the rest; but a dotted name such as
+    `functools.lru_cache` is also quoted in passing by pages about something else, while the page that
+    documents it writes `lru_cache`. Ranking every holder first cost 0.04 nDCG@10 on the Python-docs
+    collection (bench/quality/README.md); the boost keeps both cases right.
+    """
+    if not identifiers:
+        return hits
+    for hit in hits:
+        for ident in identifiers:
+            if holds_identifier(hit.row.text, ident):
+                hit.score += boost * (1.0 - hit.score)
+    return sort_hits(hits)
+
+
+DATE_BOOST = 0.25
+
+
+def boost_dates(hits: list[Hit], query: str, today: date) -> list[Hit]:
+    """Daily logs of a time the query names ("in May 2023", "yesterday", "last week") move up: score +
+    DATE_BOOST * (1 - score). A boost, not a filter: the answer may sit in a note written later."""
+    ranges = date_ranges(query, today)
+    if not ranges:
+        return hits
+    for hit in hits:
+        if in_ranges(file_date(hit.row.path), ranges):
+            hit.score += DATE_BOOST * (1.0 - hit.score)
+    return sort_hits(hits)
+
+
+_PREFIXABLE = re.compile(r"[a-z0-9]{3,}")
+
+
+def _word_or_its_forms(term: str) -> str:
+    """A plain word of 3+ letters as an FTS5 prefix ("run" also finds "runs", "running"); anything else as
+    it is. The index does not stem, and a question rarely uses the note's exact form of a verb."""
+    return _quote(term) + "*" if _PREFIXABLE.fullmatch(term) else _quote(term)
+
+
+def _all_keywords_ids(store: Store, query: str, model: str, sources: Sequence[str], limit: int) -> set[str]:
+    """Chunks holding every keyword of the query (stop words aside; each word in any of its forms): the only
+    keyword matches strong enough to be shown below minScore. A chunk sharing one word with an off-topic
+    question is not."""
+    terms = expand_query_terms(query)
+    if not terms:
+        return set()
+    rows = store.keyword_search(" AND ".join(_word_or_its_forms(t) for t in terms), model, sources, limit)
+    return {row.id for row in rows}
+
+
+def _query_vector(provider: EmbeddingProvider, query: str) -> np.ndarray | None:
+    """The query's unit vector, or None when it carries no meaning (a zero vector: keyword search answers)."""
+    import numpy as np  # only vector search needs it: keyword-only start-up stays light
+
+    vector = np.asarray(provider.embed_query(query), dtype=np.float32)
+    norm = float(np.linalg.norm(vector)) if vector.size else 0.0
+    return vector / norm if norm > 0 else None
+
+
+def _vector_rows(
+    store: Store, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int
+) -> list[SearchRow]:
+    return [] if vector is None else store.vector_search(vector, model, sources, limit)
+
+
+# Only the best fused candidates are re-scored by their windows: the blend decides the first results, and
+# cutting windows and asking FTS for context terms costs time per candidate. LoCoMo dev: 30 scores as all
+# candidates do (20: hit@1 .755, ev@10 .919); search CPU p50 at 11k chunks (bench/quality/search_latency.py)
+# 1.26x the code before the blend. A search asking for many results blends 3 per result asked (the Python
+# docs eval asks 40: nDCG@10 .897 / R@5 .915 with 30, .900 / .923 with 120).
+WINDOW_CANDIDATES = 30
+WINDOW_CANDIDATES_PER_RESULT = 3
+
+
+def _blend_windows(
+    store: Store,
+    provider: EmbeddingProvider,
+    query_cfg: QueryConfig,
+    hits: list[Hit],
+    query: str,
+    vector: np.ndarray | None,
+    limit: int,
+) -> list[Hit]:
+    """Hybrid min-max hits re-scored with their best window (window_blend.py), when windows are stored."""
+    from mdrecall.indexing.sync import window_plan
+    from mdrecall.retrieval.window_blend import best_window_scores, blend
+
+    weight = query_cfg.hybrid.window_weight
+    plan = window_plan(provider)
+    if weight <= 0 or plan is None or vector is None or not hits or not hasattr(store, "window_vectors"):
+        return hits
+    rows = [h.row for h in hits[: max(WINDOW_CANDIDATES, WINDOW_CANDIDATES_PER_RESULT * limit)]]
+    vectors = store.window_vectors([r.id for r in rows])
+    weights = query_cfg.hybrid.normalized_weights()
+    terms = expand_query_terms(query)
+    held = store.terms_held([r.id for r in rows], terms) if hasattr(store, "terms_held") else {}
+    context = {key: {fold_term(t) for t in found} for key, found in held.items()}
+    windows = best_window_scores(rows, vectors, vector, terms, plan, weights, path_context, context)
+    if not windows:
+        return hits
+    scores = blend({h.row.id: h.score for h in hits}, windows, weight)
+    for hit in hits:
+        hit.score = scores[hit.row.id]
+    return sort_hits(hits)
+
+
+def _resolve_mode(provider: EmbeddingProvider | None, query_cfg: QueryConfig, mode: SearchMode) -> SearchMode:
+    """No provider -> keyword; hybrid disabled -> vector; vectorWeight 0 -> keyword."""
+    hybrid_cfg = query_cfg.hybrid
+    if provider is None or not hybrid_cfg.enabled and mode == "hybrid":
+        mode = "keyword" if provider is None else "vector"
+    if mode == "hybrid" and hybrid_cfg.vector_weight == 0:
+        mode = "keyword"
+    return mode
+
+
+# bm25 relevance below this for every hit means FTS5 clamped every IDF (a word in half of the chunks or more
+# gets an IDF of 1e-6): bm25 then says nothing about how well a chunk matches.
+UNINFORMATIVE_BM25 = 1e-3
+
+
+def keyword_only_hits(keyword: Sequence[SearchRow]) -> list[Hit]:
+    """Keyword-mode hits scored by bm25, or by keyword coverage alone when bm25 carries no information.
+
+    In a workspace of a few files every query word sits in half of the chunks, so bm25 scores every match
+    ~0.000 and minScore hides them all (they came back only through the never-empty rule, with a notice). The
+    share of the query's keywords a chunk holds is then the honest score: 1.0 when it holds all of them;
+    bm25's order (term frequency, length) still ranks chunks holding the same share.
+    """
+    hits = merge_hybrid([], keyword, 0.0, 1.0)
+    if not hits or any(-row.score >= UNINFORMATIVE_BM25 for row in keyword):
+        return hits
+    for hit in hits:
+        hit.text_score = hit.score = float(hit.row.extra.get("coverage", 1.0))
+    return sorted(hits, key=lambda h: -h.score)  # stable: bm25's order (term frequency) among equal shares
+
+
+def _fuse(
+    store: Store, query_cfg: QueryConfig, mode: SearchMode, vector: list[SearchRow], keyword: list[SearchRow]
+) -> list[Hit]:
+    if mode == "keyword":
+        return keyword_only_hits(keyword)
+    if mode == "vector":
+        return merge_hybrid(vector, [], 1.0, 0.0)
+    vector_weight, text_weight = query_cfg.hybrid.normalized_weights()
+    if not store.fts.available:
+        vector_weight, text_weight = 1.0, 0.0
+    return FUSIONS[query_cfg.hybrid.mode](vector, keyword, vector_weight, text_weight)
+
+
+def _merge_rows(first: list[SearchRow], extra: list[SearchRow]) -> list[SearchRow]:
+    seen = {row.id for row in first}
+    return first + [row for row in extra if row.id not in seen]
+
+
+def _apply_min_score(
+    store: Store, hits: list[Hit], threshold: float, query: str, model: str, sources: Sequence[str], limit: int
+) -> tuple[list[Hit], bool]:
+    """Hits at or above minScore. Never silently empty: when none pass but chunks hold every keyword of the
+    query, those are kept (relaxed = True)."""
+    passing = [h for h in hits if h.score >= threshold]
+    if passing or not any(h.text_score > 0 for h in hits):
+        return passing, False
+    strict = _all_keywords_ids(store, query, model, sources, limit)
+    passing = [h for h in hits if h.text_score > 0 and h.row.id in strict]
+    return passing, bool(passing)
+
+
+def select_results(hits: list[Hit], query_cfg: QueryConfig, limit: int) -> list[Hit]:
+    """The results shown: MMR order when it is on, overlapping chunks merged when that is on, `limit` of them."""
+    merge = query_cfg.merge_overlapping
+    if query_cfg.mmr.enabled:
+        hits = select_mmr(hits, query_cfg.mmr.lambda_, len(hits) if merge else limit)
+    return merge_overlapping(hits, limit) if merge else hits[:limit]
+
+
+def run_search(
+    store: Store,
+    provider: EmbeddingProvider | None,
+    model: str,
+    query_cfg: QueryConfig,
+    query: str,
+    sources: Sequence[str],
+    max_results: int | None = None,
+    min_score: float | None = None,
+    mode: SearchMode = "hybrid",
+    *,
+    citations: CitationsMode = "off",
+    session_key: str | None = None,
+    now: datetime | float | None = None,
+    hybrid_keyword_query: Literal["and", "or"] | None = None,
+) -> SearchResponse:
+    """Search the index: keyword side (+ identifier phrases) and vector side -> fusion (min-max, weighted or
+    RRF) -> date boost -> identifiers first -> temporal decay -> minScore -> MMR/limit -> citations.
+
+    Returns `max_results` results (config `maxResults` by default): the injection budget is the QMD
+    backend's (`apply_injection_budget`). The keyword side is the OR query (stop words dropped) unless
+    `query.hybrid.keywordQuery` (or `hybrid_keyword_query`) says "and". Never silently empty: when minScore
+    removes every hit but some chunks hold every keyword, those are returned and the response says so.
+    `citations` defaults to "off" so that library/CLI callers get plain snippets; the memory_search tool
+    passes the configured mode and its session key. `now` (tests fix it) anchors relative dates and decay.
+    """
+    limit = max_results if max_results is not None else query_cfg.max_results
+    threshold = min_score if min_score is not None else query_cfg.min_score
+    provider_name = provider.id if provider is not None else "none"
+    cleaned = (query or "").strip()
+    mode = _resolve_mode(provider, query_cfg, mode)
+    label = "fts-only" if provider is None else mode
+    if not cleaned:
+        return SearchResponse([], provider_name, model, label, notice="empty query")
+
+    candidates = candidate_count(limit, query_cfg.hybrid.candidate_multiplier)
+    expanded = mode == "keyword" or (hybrid_keyword_query or query_cfg.hybrid.keyword_query) == "or"
+    identifiers = query_identifiers(cleaned) if mode != "vector" else []
+    keyword: list[SearchRow] = []
+    if mode != "vector":
+        keyword = _keyword_rows(store, cleaned, model, sources, candidates, expanded, query_cfg.word_forms)
+        keyword = _merge_rows(keyword, _identifier_rows(store, identifiers, model, sources, candidates))
+    query_vector = _query_vector(provider, cleaned) if provider and mode != "keyword" else None
+    if provider is not None and query_vector is not None:
+        query_vector = center_query(provider, query_vector, centering_weight(provider, query_cfg.centering))
+    vector = _vector_rows(store, query_vector, provider.model, sources, candidates) if provider else []
+
+    now_s = to_epoch(now)
+    hits = _fuse(store, query_cfg, mode, vector, keyword)
+    if mode == "hybrid" and provider is not None and query_cfg.hybrid.mode == "minmax" and store.fts.available:
+        hits = _blend_windows(store, provider, query_cfg, hits, cleaned, query_vector, limit)
+    hits = boost_dates(hits, cleaned, datetime.fromtimestamp(now_s, timezone.utc).date())
+    hits = boost_identifiers(hits, identifiers)
+    decay_cfg = query_cfg.temporal_decay
+    if decay_cfg.enabled and hits:
+        mtimes = _session_mtimes(store, hits)
+        hits = apply_temporal_decay(hits, decay_cfg.half_life_days, now_s, mtimes, decay_cfg.floor)
+
+    passing, relaxed = _apply_min_score(store, hits, threshold, cleaned, model, sources, candidates)
+    passing, rerank_notice = rerank_hits(query_cfg.rerank, cleaned, passing, identifiers)  # off by default
+    kept = select_results(passing, query_cfg, limit)
+    notice = None
+    if relaxed:
+        notice = (
+            f"no result reached minScore {threshold:g}; showing {len(kept)} keyword match"
+            f"{'es' if len(kept) != 1 else ''} below it"
+        )
+    notice = join_notices(notice, rerank_notice)
+    terms = query_words(query)
+    results = [_to_result(h, query_cfg.snippet_max_chars, mode, terms) for h in kept]
+    results = finish_results(results, citations_enabled(citations, session_key))
+    return SearchResponse(results, provider_name, model, label, notice=notice, relaxed=relaxed)
