@@ -20,9 +20,12 @@ from typing import Any
 
 import httpx
 
+from mdrecall.facts.classifier import Scorer
 from mdrecall.facts.store import CATEGORIES, FactStore, clean_text, strip_injected
 
 MIN_CHARS = 8
+# Candidates over the cap that an LLM extractor is asked for, so they can be reported.
+MAX_REPORTED_DROPS = 10
 MAX_CHARS = 500
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 
@@ -57,6 +60,9 @@ REMEMBER = _rx(
     rf"{B}keep\s+in\s+mind\s+(that|my|i|we){E}",
     rf"{B}(note|make\s+a\s+note)\s+that{E}",
     rf"{B}for\s+future\s+reference{E}",
+    r"^\s*(please\s+)?remember\s*[:,\u2014-]",
+    rf"{B}note\s+to\s+self{E}",
+    r"^\s*(lembrando|lembre-se|recuerda|recordatorio|rappel|retiens|merke?|wichtig)\s*[:,]",
     # pt
     rf"{B}(lembre(-se)?|lembra|grave|anote)\s+(que|disso|isso|de\s+que|:){E}",
     rf"{B}anota\s+(a[ií]|isso|que|:)",
@@ -366,29 +372,51 @@ def statements(message: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def extract_rules(user_messages: Iterable[str], limit: int = 3) -> list[Candidate]:
-    """Rule-based candidates from user messages, first-come, at most `limit`, no repeated text."""
+def _units(message: str) -> list[list[str]]:
+    """What is judged of one message: the whole (up to 200 characters), then its sentences one by one."""
+    whole = strip_injected(message).strip()
+    if not whole:
+        return []
+    sentences = statements(whole)
+    if len(whole) > 200:
+        return [[s] for s in sentences]
+    return [[whole, *sentences]] if len(sentences) > 1 else [[whole]]
+
+
+def extract_rules(user_messages: Iterable[str], limit: int | None = 3, scorer: Scorer | None = None) -> list[Candidate]:
+    """Candidates from user messages, first-come, at most `limit` (None: all), no repeated text.
+
+    The rules decide first; with a `scorer` (the capture classifier on the model's vectors, see
+    `classifier.py`) a statement the rules pass over is kept when its probability reaches the classifier's
+    threshold. The rejects (questions, secrets, markup, injected memories, hypotheticals) apply to both.
+    """
+    groups = [group for message in user_messages for group in _units(message)]
+    probability: dict[str, float] = {}
+    if scorer is not None:
+        pending = list(dict.fromkeys(u for g in groups for u in g if reject_reason(u) is None))
+        pending = [u for u in pending if rule_candidate(u, check_rejects=False) is None]
+        if pending:
+            probability = dict(zip(pending, (float(p) for p in scorer(pending)), strict=True))
+    threshold = float(getattr(scorer, "threshold", 0.5))
     out: list[Candidate] = []
     seen: set[str] = set()
-    for message in user_messages:
-        whole = strip_injected(message).strip()
-        pieces = [whole] if len(whole) <= 200 else statements(whole)
-        for piece in pieces:
-            candidate = rule_candidate(piece)
-            if candidate is None and piece is whole and len(statements(whole)) > 1:
-                for sentence in statements(whole):
-                    candidate = rule_candidate(sentence)
-                    if candidate:
-                        break
-            if candidate is None:
-                continue
-            key = candidate.text.casefold()
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append(candidate)
-            if len(out) >= limit:
-                return out
+    for group in groups:
+        candidate = None
+        for unit in group:
+            candidate = rule_candidate(unit)
+            if candidate is None and probability.get(unit, 0.0) >= threshold:
+                candidate = Candidate(unit, classify(unit) or "fact", "classifier", 0.7)
+            if candidate is not None:
+                break
+        if candidate is None:
+            continue
+        key = candidate.text.casefold()
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(candidate)
+        if limit is not None and len(out) >= limit:
+            return out
     return out
 
 
@@ -482,20 +510,49 @@ def auto_capture(
     limit: int | None = None,
     extractor: LlmExtractor | None = None,
 ) -> list[dict[str, Any]]:
-    """Store what the user said that is worth keeping; returns one result dict per candidate tried."""
-    cap = store.config.max_captures_per_session if limit is None else limit
-    if cap <= 0:
+    """Store what the user said that is worth keeping; returns one result dict per candidate found.
+
+    At most `limit` (default `facts.maxCapturesPerSession`) are stored; each candidate beyond it comes back
+    as `{"stored": false, "dropped": "cap", "text": ...}` so the caller can report it (never silently lost).
+    With the rules, the capture classifier joins them when one is shipped for the store's embedding model.
+    """
+    if store.config.max_captures_per_session <= 0:  # capture turned off
         return []
+    cap = store.config.max_captures_per_session if limit is None else max(0, limit)
     texts = user_texts(turns)
-    candidates = extractor.extract(texts, cap) if extractor is not None else extract_rules(texts, cap)
-    results = []
-    for candidate in candidates[:cap]:
+    if not texts:
+        return []
+    if extractor is not None:
+        candidates = extractor.extract(texts, max(cap, 0) + MAX_REPORTED_DROPS)
+    else:
+        candidates = extract_rules(texts, None, scorer=_scorer(store))
+    results: list[dict[str, Any]] = []
+    stored = 0
+    for candidate in candidates:
         text = clean_text(candidate.text)
         if has_secret(candidate.text) or not text:
             continue
+        if stored >= cap:
+            results.append(
+                {"stored": False, "dropped": "cap", "text": text, "reason": candidate.reason, "message": "over the cap"}
+            )
+            continue
         result = store.store(text, importance=candidate.importance, category=candidate.category)
+        stored += int(result.stored)
         results.append({**result.to_dict(), "reason": candidate.reason})
     return results
+
+
+def _scorer(store: FactStore) -> Scorer | None:
+    """The capture classifier for the store's embedding model (None: rules alone, or no provider)."""
+    from mdrecall.facts.classifier import scorer_for
+
+    return scorer_for(store.provider)
+
+
+def dropped_by_cap(results: list[dict[str, Any]]) -> list[str]:
+    """Texts auto_capture found worth keeping but did not store because the per-session cap was reached."""
+    return [r["text"] for r in results if r.get("dropped") == "cap"]
 
 
 def extractor_from_config(store: FactStore) -> LlmExtractor | None:
