@@ -314,7 +314,8 @@ class FactsConfig(_Section):
     capture: Literal["rules", "llm"] = "rules"
     max_captures_per_session: int = Field(3, ge=0, le=100)
     recall_limit: int = Field(3, ge=1, le=50)
-    recall_min_score: float = Field(0.2, ge=0, le=1)
+    # None: the threshold measured for the embedding model (facts/relevance.py; 0.2 for uncalibrated models)
+    recall_min_score: float | None = Field(None, ge=0, le=1)
     recall_max_chars: int = Field(1500, ge=100)
     duplicate_threshold: float = Field(0.95, gt=0, le=1)
     context_window: int = Field(200_000, ge=1000)
