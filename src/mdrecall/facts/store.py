@@ -689,6 +689,10 @@ class FactStore:
             "provider": provider.id if provider else "none",
             "model": provider.model if provider else None,
             "search": "hybrid" if provider else "keyword-only",
+            "recallMinScore": self.config.recall_min_score
+            if self.config.recall_min_score is not None
+            else (self.calibration().min_score if self.calibration() else UNCALIBRATED_AUTO_RECALL_MIN_SCORE),
+            "recallScore": "csls (calibrated)" if self.calibration() else "weighted",
             "rebuilt": self.rebuilt_reason,
         }
 
