@@ -66,7 +66,7 @@ def run_process(ws: Path, state: Path, *args: str, fsize: int | None = None, as_
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
     prefix = DROP_DAC if (as_user and ROOT) else []
-    cmd = [*prefix, sys.executable, "-m", "mdrecall.cli.app", "--workspace", str(ws), "--state-dir", str(state), *args]
+    cmd = [*prefix, sys.executable, "-m", "mdrecall.cli", "--workspace", str(ws), "--state-dir", str(state), *args]
     return subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limit, timeout=120)
 
 

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from fake_embedding_server import FakeEmbeddingServer
 from mdrecall import __version__
-from mdrecall.agents.tools import merge_overlapping
 from mdrecall.cli.app import app
+from mdrecall.retrieval.results import merge_overlapping_results as merge_overlapping
 from mdrecall.retrieval.search import SearchResult
 
 from .conftest import write

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from mdrecall.errors import MdrecallError
-from mdrecall.facts.store import CATEGORIES, FactStore, format_memories
+from mdrecall.facts.model import CATEGORIES
+from mdrecall.facts.store import FactStore, format_memories
 
 MEMORY_STORE = "memory_store"
 MEMORY_RECALL = "memory_recall"
@@ -124,7 +125,7 @@ class FactTools:
         importance = args.get("importance")
         if importance is not None and (isinstance(importance, bool) or not isinstance(importance, int | float)):
             raise MdrecallError("importance must be a number between 0 and 1")
-        return self.store.store(text, importance=importance, category=args.get("category")).to_dict()
+        return self.store.store(text, importance=importance, category=args.get("category"), source="tool").to_dict()
 
     def _recall(self, args: dict[str, Any]) -> dict[str, Any]:
         query = args.get("query")
@@ -180,5 +181,8 @@ def with_fact_tools(memory_tools: Any, settings: Any) -> Any:
     except ImportError:
         return memory_tools
     index = memory_tools.index
-    shared = (lambda: index.provider_result) if hasattr(type(index), "provider_result") else None
+
+    def shared() -> Any:
+        return index.provider_result
+
     return CombinedTools(memory_tools, FactTools(FactStore(settings, shared)))

@@ -17,15 +17,14 @@ if TYPE_CHECKING:
 # backend's dependencies (qmd needs nothing, a server database needs its driver) load only when chosen.
 BACKENDS: dict[str, str] = {
     "builtin": "mdrecall.backends.builtin:open_builtin",
-    "qmd": "mdrecall.backends.qmd:open_qmd",
+    "qmd": "mdrecall.backends.fallback:open_qmd",
     "postgres": "mdrecall.backends.postgres:open_postgres",
 }
 
 
 def backend_name(settings: Settings) -> str:
-    name = str(getattr(settings.config, "backend", "builtin") or "builtin")
-    store = getattr(settings.config, "store", None)
-    if name == "builtin" and getattr(store, "driver", "sqlite") == "postgres":
+    name = str(settings.config.backend or "builtin")
+    if name == "builtin" and settings.config.store.driver == "postgres":
         return "postgres"  # `store.driver = "postgres"` (or `store.backend`) names the team backend too
     return name
 

@@ -15,7 +15,6 @@ serves from that collection's root and nothing else. Any failure raises `QmdErro
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 import os
@@ -30,21 +29,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-try:  # POSIX advisory locks between processes sharing one qmd home
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
-
 from mdrecall.config.settings import QmdConfig, QmdScopeConfig, parse_duration_ms
 from mdrecall.documents.sessions import list_session_files, parse_transcript
 from mdrecall.errors import MdrecallError, PathRefusedError
+from mdrecall.locks import file_lock
 from mdrecall.retrieval.ranking import citations_enabled
+from mdrecall.retrieval.results import merge_overlapping_results
 from mdrecall.retrieval.search import SearchResponse, SearchResult, finish_results
 
 if TYPE_CHECKING:
-    from mdrecall.backends.fallback import FallbackBackend
     from mdrecall.config.settings import Settings
-    from mdrecall.embeddings.factory import ProviderResult
 
 logger = logging.getLogger(__name__)
 
@@ -324,25 +318,9 @@ class QmdBackend:
     @contextlib.contextmanager
     def _process_lock(self, wait: bool) -> Iterator[bool]:
         """One `qmd update` per qmd home across processes (an advisory lock on `<home>/update.lock`)."""
-        if fcntl is None:  # pragma: no cover - platforms without fcntl: the thread lock still applies
-            yield True
-            return
-        self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.home / "update.lock", "a+") as handle:
-            deadline = time.monotonic() + self.cfg.update.update_timeout_ms / 1000
-            while True:
-                try:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if not wait or time.monotonic() > deadline:
-                        yield False
-                        return
-                    time.sleep(0.05)
-            try:
-                yield True
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        timeout = self.cfg.update.update_timeout_ms / 1000 if wait else 0
+        with file_lock(self.home / "update.lock", timeout=timeout) as held:
+            yield held
 
     def _due(self, force: bool, changed: bool) -> bool:
         if force:
@@ -501,6 +479,7 @@ class QmdBackend:
             results = [r for r in results if r.score >= min_score]
         results = results[:limit]
         results = finish_results(results, citations_enabled(citations, session_key), limits.max_injected_chars)
+        results = merge_overlapping_results(results, self.settings.config.query.merge_overlapping)
         return SearchResponse(results, "qmd", mode, label, backend="qmd")
 
     @staticmethod
@@ -665,24 +644,4 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def fallback_settings(settings: Settings) -> Settings:
-    """The builtin fallback also indexes the `[qmd] paths`, so a failing sidecar never hides those notes."""
-    config = settings.config
-    extra = list(config.extra_paths)
-    for entry in config.qmd.paths:
-        if entry.path not in extra:
-            extra.append(entry.path)
-    if extra == list(config.extra_paths):
-        return settings
-    return dataclasses.replace(settings, config=config.model_copy(update={"extra_paths": extra}))
-
-
-def open_qmd(settings: Settings, provider_result: ProviderResult | None = None) -> FallbackBackend:
-    """`backend = "qmd"`: qmd first, the builtin index (over the same notes) behind it for every failure."""
-    from mdrecall.backends.builtin import MemoryIndex
-    from mdrecall.backends.fallback import FallbackBackend
-
-    return FallbackBackend(QmdBackend(settings), MemoryIndex(fallback_settings(settings), provider_result))
-
-
-__all__ = ["Collection", "QmdBackend", "QmdError", "handelize", "open_qmd", "parse_duration_ms", "scope_allows"]
+__all__ = ["Collection", "QmdBackend", "QmdError", "handelize", "parse_duration_ms", "scope_allows"]

@@ -13,11 +13,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from mdrecall.errors import MdrecallError
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: O_APPEND alone still keeps each write whole locally
-    fcntl = None  # type: ignore[assignment]
+from mdrecall.locks import locked_fd
 
 LONG_TERM_FILE = "MEMORY.md"
 MEMORY_DIR = "memory"
@@ -48,14 +44,9 @@ def append_entry(path: str | os.PathLike[str], text: str, header: str | None = N
     except OSError as err:
         raise MdrecallError(f"cannot append to {target}: {err.strerror}") from None
     try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
+        with locked_fd(fd):
             _write_all(fd, _prefix(fd, header) + entry)
             os.fsync(fd)
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
     return target

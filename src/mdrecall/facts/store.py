@@ -34,15 +34,18 @@ import numpy as np
 from mdrecall.config.settings import FactsConfig, Settings
 from mdrecall.documents.writer import append_entry
 from mdrecall.errors import MdrecallError
+from mdrecall.facts.model import (
+    CATEGORIES,
+    DEFAULT_IMPORTANCE,
+    Fact,
+    FactHit,
+    clean_text,
+    normalize_category,
+    strip_injected,
+)
 from mdrecall.facts.relevance import RecallCalibration, background, calibration_for, csls_scores
+from mdrecall.locks import file_lock
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX
-    fcntl = None  # type: ignore[assignment]
-
-CATEGORIES = ("preference", "fact", "decision", "entity", "other")
-DEFAULT_IMPORTANCE = 0.7
 # Forgetting by query deletes only a clear match: score >= FORGET_MIN_SCORE and FORGET_MARGIN ahead of the
 # runner-up; otherwise the candidates come back and the caller must name the id.
 FORGET_MIN_SCORE = 0.5
@@ -51,7 +54,6 @@ FORGET_MARGIN = 0.15
 # earlier thresholds: memory_recall 0.1, auto-recall 0.2 (measured with MiniLM on the earlier score).
 UNCALIBRATED_MIN_SCORE = 0.1
 UNCALIBRATED_AUTO_RECALL_MIN_SCORE = 0.2
-MAX_FACT_CHARS = 1000
 TABLE = "facts"
 INSTALL_HINT = "the fact store needs LanceDB: pip install 'mdrecall[facts]'"
 FILE_MARKER = "<!-- mdrecall:facts"
@@ -77,69 +79,9 @@ def require_lancedb() -> Any:
     return lancedb
 
 
-@dataclass(frozen=True)
-class Fact:
-    """One memory: what OpenClaw calls a MemoryEntry (created_at in epoch milliseconds)."""
-
-    id: str
-    text: str
-    category: str = "other"
-    importance: float = DEFAULT_IMPORTANCE
-    created_at: int = 0
-
-    @property
-    def date(self) -> str:
-        return datetime.fromtimestamp(self.created_at / 1000, tz=timezone.utc).date().isoformat()
-
-    def line(self) -> str:
-        """The fact's line in facts.md."""
-        return f"- [{self.id}] ({self.category}, {self.date}, importance {self.importance:.2f}) {self.text}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "text": self.text,
-            "category": self.category,
-            "importance": round(self.importance, 3),
-            "createdAt": self.created_at,
-            "date": self.date,
-        }
-
-
-@dataclass(frozen=True)
-class FactHit:
-    fact: Fact
-    score: float
-    vector_score: float | None = None
-    text_score: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {**self.fact.to_dict(), "score": round(self.score, 4), "textScore": round(self.text_score, 4)}
-        if self.vector_score is not None:
-            out["vectorScore"] = round(self.vector_score, 4)
-        return out
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Text helpers
 # ---------------------------------------------------------------------------------------------------------
-
-
-def clean_text(text: str) -> str:
-    """One line, whitespace collapsed, secrets redacted, at most MAX_FACT_CHARS (a fact is one line)."""
-    from mdrecall.facts.capture import redact_secrets
-
-    one_line = " ".join(str(text).split())
-    return redact_secrets(one_line)[:MAX_FACT_CHARS].strip()
-
-
-def normalize_category(category: str | None) -> str | None:
-    if category is None:
-        return None
-    value = str(category).strip().lower()
-    if value not in CATEGORIES:
-        raise MdrecallError(f"category must be one of {', '.join(CATEGORIES)} (got {category!r})")
-    return value
 
 
 def _terms(text: str) -> set[str]:
@@ -214,6 +156,20 @@ class FactsFile:
     def append(self, fact: Fact) -> None:
         self._check_owned()
         append_entry(self.path, fact.line(), header=FILE_HEADER)
+
+    def replace(self, fact: Fact) -> bool:
+        """Put `fact.line()` in place of the line of the fact with that id (atomic replace); False when absent."""
+        self._check_owned()
+        lines = self.read_bytes().decode("utf-8").splitlines(keepends=True)
+        for i, raw in enumerate(lines):
+            match = _LINE_RE.match(raw.strip())
+            if match and match.group("id") == fact.id:
+                lines[i] = fact.line() + ("\n" if raw.endswith("\n") else "")
+                tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+                tmp.write_text("".join(lines), encoding="utf-8")
+                os.replace(tmp, self.path)
+                return True
+        return False
 
     def parse(self) -> list[Fact]:
         """Facts of the file; lines that are not fact lines (headings, notes) are ignored."""
@@ -308,6 +264,23 @@ class ForgetResult:
         }
 
 
+# Where a fact came from, kept beside the LanceDB table (`sources.json`: id -> source and a digest of the
+# text it was written with). A line whose text no longer matches, or that mdrecall never wrote, was written
+# or changed by hand in facts.md.
+SOURCE_LABELS = {
+    "capture": "hook",
+    "tool": "tool",
+    "cli": "cli",
+    "ui": "edited in the inspector",
+    "cli-edit": "edited with the cli",
+}
+HAND_EDIT = "hand edit"
+
+
+def _text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def store_dir(settings: Settings) -> Path:
     """`<state>/facts/<agent>-<hash of workspace path>`: one LanceDB database per agent and workspace."""
     digest = hashlib.sha256(str(settings.workspace).encode()).hexdigest()[:12]
@@ -353,19 +326,46 @@ class FactStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+        with file_lock(self.dir / "lock"):
             yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
     def _meta_path(self) -> Path:
         return self.dir / "meta.json"
+
+    def _sources_path(self) -> Path:
+        return self.dir / "sources.json"
+
+    def _read_sources(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self._sources_path().read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _record_source(self, fact: Fact, source: str | None) -> None:
+        """Remember who wrote this fact (called under the lock); facts no longer in the file are dropped."""
+        if source is None:
+            return
+        known = {f.id for f in self.file.parse()}
+        data = {k: v for k, v in self._read_sources().items() if k in known}
+        data[fact.id] = {"source": source, "sha": _text_digest(fact.text)}
+        tmp = self._sources_path().with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+        os.replace(tmp, self._sources_path())
+
+    def sources(self, facts: list[Fact]) -> dict[str, str]:
+        """Where each fact came from: hook, tool, cli, an edit, or "hand edit" (facts.md written by a person)."""
+        data = self._read_sources()
+        out: dict[str, str] = {}
+        for fact in facts:
+            entry = data.get(fact.id)
+            if isinstance(entry, dict) and entry.get("sha") == _text_digest(fact.text):
+                out[fact.id] = SOURCE_LABELS.get(str(entry.get("source")), HAND_EDIT)
+            else:
+                out[fact.id] = HAND_EDIT
+        return out
 
     def _read_meta(self) -> dict[str, Any]:
         try:
@@ -503,9 +503,11 @@ class FactStore:
         importance: float | None = None,
         category: str | None = None,
         now: float | None = None,
+        source: str | None = None,
     ) -> StoreResult:
-        """Store a fact unless a near-identical one exists (cosine >= facts.duplicateThreshold)."""
-        from mdrecall.facts.capture import classify
+        """Store a fact unless a near-identical one exists (cosine >= facts.duplicateThreshold). `source`
+        (capture, tool, cli) is remembered beside the table: the inspector shows where a fact came from."""
+        from mdrecall.facts.rules import classify
 
         cleaned = clean_text(text)
         if len(cleaned) < 3:
@@ -530,7 +532,47 @@ class FactStore:
             self.file.append(fact)
             table.add(self._rows([fact], vector))
             self._write_meta()
+            self._record_source(fact, source)
         return StoreResult(True, fact=fact, message=f"stored {fact.id} ({fact.category})")
+
+    def edit(
+        self,
+        fact_id: str,
+        text: str | None = None,
+        category: str | None = None,
+        importance: float | None = None,
+        source: str | None = "cli-edit",
+    ) -> StoreResult:
+        """Change a fact's text, category or importance in place: its line in facts.md (same id and date),
+        then its row. Raises MdrecallError (message "... not found") for an unknown id."""
+        fact_id = (fact_id or "").strip()
+        if not _ID_RE.match(fact_id):
+            raise MdrecallError(f"not a memory id: {fact_id!r}")
+        chosen = normalize_category(category)
+        if importance is not None and not 0 <= float(importance) <= 1:
+            raise MdrecallError(f"importance must be between 0 and 1 (got {importance!r})")
+        cleaned = clean_text(text) if text is not None else None
+        if cleaned is not None and len(cleaned) < 3:
+            raise MdrecallError("nothing to store: the text is empty or too short")
+        with self._locked():
+            table = self._open_table()
+            current = next((f for f in self.file.parse() if f.id == fact_id), None)
+            if current is None:
+                raise MdrecallError(f"memory {fact_id} not found in {self.file.rel_path}")
+            fact = Fact(
+                fact_id,
+                cleaned if cleaned is not None else current.text,
+                chosen or current.category,
+                current.importance if importance is None else float(importance),
+                current.created_at,
+            )
+            self.file.replace(fact)
+            vector = self._embed([fact.text]) if self._has_vectors(table) else None
+            table.delete(f"id = '{fact_id}'")
+            table.add(self._rows([fact], vector))
+            self._write_meta()
+            self._record_source(fact, source)
+        return StoreResult(True, fact=fact, message=f"edited {fact.id} ({fact.category})")
 
     def _duplicate(self, table: Any, text: str, vector: np.ndarray | None) -> tuple[Fact | None, float | None]:
         if vector is not None and self._has_vectors(table) and table.count_rows():
@@ -753,21 +795,19 @@ def calibrated_similarity(cosine: float, floor: float) -> float:
 
 def auto_recall(store: FactStore, prompt: str, limit: int | None = None, min_score: float | None = None) -> str:
     """Before a turn: the few most relevant memories above the threshold, as a block ("" when none)."""
+    return format_memories(auto_recall_hits(store, prompt, limit, min_score), store.config.recall_max_chars)
+
+
+def auto_recall_hits(
+    store: FactStore, prompt: str, limit: int | None = None, min_score: float | None = None
+) -> list[FactHit]:
+    """The memories `auto_recall` injects before a turn (the hooks also log which ones)."""
     cfg = store.config
     text = strip_injected(prompt)
     if len(text.strip()) < 5:
-        return ""
+        return []
     if min_score is None:
         min_score = cfg.recall_min_score  # configured: wins
     if min_score is None and store.calibration() is None:
         min_score = UNCALIBRATED_AUTO_RECALL_MIN_SCORE
-    hits = store.recall(text, limit=limit or cfg.recall_limit, min_score=min_score)
-    return format_memories(hits, cfg.recall_max_chars)
-
-
-_INJECTED_RE = re.compile(r"<relevant-memories>.*?(</relevant-memories>|$)", re.S)
-
-
-def strip_injected(text: str) -> str:
-    """Text without any `<relevant-memories>` block, so injected memories are never captured or re-queried."""
-    return _INJECTED_RE.sub(" ", text or "")
+    return store.recall(text, limit=limit or cfg.recall_limit, min_score=min_score)

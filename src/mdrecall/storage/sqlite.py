@@ -16,18 +16,17 @@ import time
 import uuid
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import apsw
 
 from mdrecall.documents.context import with_context
-from mdrecall.storage.identity import APPLICATION_ID, check_index_path, remove_own_db_files
-from mdrecall.text.fts_query import _quote
+from mdrecall.storage.base import ChunkRow, FileRow, FtsState, SearchRow, VectorState
+from mdrecall.storage.identity import APPLICATION_ID, META_KEY, check_index_path, remove_own_db_files
+from mdrecall.text.fts_query import quote_term
 from mdrecall.text.tokens import index_text
 
-META_KEY = "memory_index_meta_v1"
 VECTOR_GENERATION_KEY = "vector_generation"
 # who embedded the hashed rows of chunk_vectors (JSON [provider, model, provider_key]): they serve as cache
 # entries for that identity only
@@ -155,68 +154,6 @@ class StoreCorruptError(Exception):
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-@dataclass
-class VectorState:
-    """Whether sqlite-vec loaded, and if not why: reported verbatim by `status`."""
-
-    enabled: bool
-    available: bool = False
-    extension_path: str | None = None
-    load_error: str | None = None
-    dims: int | None = None
-
-
-@dataclass
-class FtsState:
-    enabled: bool = True
-    available: bool = False
-    error: str | None = None
-
-
-@dataclass
-class ChunkRow:
-    """A chunk ready to be written: text, position, and its embedding (None in keyword-only mode)."""
-
-    id: str
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    hash: str
-    model: str
-    text: str
-    embedding: np.ndarray | None = None
-    # context prefix (chunk_context: log date, heading path) keyword-indexed with the text, never stored as it
-    context: str = ""
-    # per window, the hash (hex) of the text embedded: the window's row then serves as its cache entry
-    window_hashes: Sequence[str] | None = None
-
-
-@dataclass(slots=True)
-class FileRow:
-    """A files-table row (slots: an incremental sync of 100k files holds one per indexed file)."""
-
-    path: str
-    source: str
-    hash: str
-    mtime: int
-    size: int
-
-
-@dataclass
-class SearchRow:
-    """A chunk returned by a keyword or vector query, with the raw score of that side."""
-
-    id: str
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    text: str
-    score: float
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _plain_terms(fts_query: str) -> tuple[str, list[str]] | None:
@@ -445,7 +382,7 @@ def _vector_to_json(vector: np.ndarray | None) -> str:
     return json.dumps([round(float(x), 8) for x in np.asarray(vector, dtype=np.float32)])
 
 
-def _windows_of(vector: np.ndarray | None) -> np.ndarray | None:
+def windows_of(vector: np.ndarray | None) -> np.ndarray | None:
     """A chunk's vectors as a (windows, dims) float32 matrix: one row per window (one for most chunks)."""
     import numpy as np
 
@@ -724,6 +661,21 @@ class Store:
             (key, value),
         )
 
+    def session_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
+        """mtime (ms) of these indexed files, from the files table."""
+        if not paths:
+            return {}
+        marks = ",".join("?" * len(paths))
+        rows = self.conn.execute(f"SELECT path, mtime FROM files WHERE path IN ({marks})", list(paths))
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def vec_version(self) -> str | None:
+        """The loaded sqlite-vec extension's version (a deep status probe); None when it is not loaded."""
+        if not self.vector.available:
+            return None
+        row = self.conn.execute("SELECT vec_version()").fetchone()
+        return str(row[0]) if row else None
+
     def tidy_fts(self) -> bool:
         """Merge the FTS index into one segment once it has more than FTS_MAX_SEGMENTS (True when it did).
 
@@ -826,7 +778,7 @@ class Store:
         wrote_vectors = False
         identity = self.vector_identity()
         for row in rows:
-            windows = _windows_of(row.embedding)
+            windows = windows_of(row.embedding)
             spec_json = _vector_to_json(windows[0]) if self.json_embeddings and windows is not None else ""
             self.conn.execute(
                 "INSERT INTO chunks(id, path, source, start_line, end_line, hash, model, text, "
@@ -891,7 +843,7 @@ class Store:
         """Give a pending chunk its vectors, one row per window (chunk_vectors, the spec's JSON column and vec0
         when in use). Their text hashes are not known here: these rows answer no cache lookup."""
         found = self.conn.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
-        windows = _windows_of(vector)
+        windows = windows_of(vector)
         if found is None or windows is None:
             return
         rowid = int(found[0])
@@ -917,6 +869,17 @@ class Store:
         for source, n in self.conn.execute("SELECT source, COUNT(*) FROM chunks GROUP BY source"):
             result.setdefault(source, {"files": 0, "chunks": 0})["chunks"] = n
         return result
+
+    def chunk_counts(self) -> dict[str, int]:
+        """Chunks per file path (the inspector's file list)."""
+        return {str(path): int(n) for path, n in self.conn.execute("SELECT path, COUNT(*) FROM chunks GROUP BY path")}
+
+    def file_chunks(self, path: str) -> list[tuple[str, int, int]]:
+        """(id, start line, end line) of one file's chunks, in file order."""
+        rows = self.conn.execute(
+            "SELECT id, start_line, end_line FROM chunks WHERE path = ? ORDER BY start_line, end_line", (path,)
+        )
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
 
     def vector_row_count(self) -> int:
         """Stored vectors, one per window (status and probes only; searches never count)."""
@@ -1289,7 +1252,7 @@ class Store:
         for term in dict.fromkeys(terms):
             for (rowid,) in self.conn.execute(
                 f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({rowid_marks})",
-                (_quote(term), *by_rowid),
+                (quote_term(term), *by_rowid),
             ):
                 out.setdefault(by_rowid[int(rowid)], set()).add(term)
         return out
@@ -1371,3 +1334,6 @@ def _connect(path: Path, read_only: bool) -> apsw.Connection:
 def remove_db_files(path: Path) -> None:
     """Delete an index file with its WAL and shared-memory companions, only if it is mdrecall's own."""
     remove_own_db_files(path)
+
+
+SKIPPED_HASH_PREFIX = "skipped:"
