@@ -112,3 +112,13 @@ def test_the_capture_classifier_loads_and_classifies(local_provider) -> None:  #
     found = extract_rules(keep + chatter + ["Who owns the nightly ETL?"], None, scorer=scorer)
     assert [c.text for c in found] == keep and {c.reason for c in found} == {"classifier"}
     assert extract_rules(keep, None) == []
+
+
+def test_memory_recall_applies_the_same_threshold(e5_store: FactStore) -> None:
+    from mdrecall.agents.fact_tools import FactTools
+
+    tools = FactTools(e5_store)
+    unrelated = tools.call("memory_recall", {"query": "Can you refactor the webhook handler in src/payments.py?"})
+    assert unrelated["results"] == [] and unrelated["context"] == ""
+    related = tools.call("memory_recall", {"query": "Is there anything Sam can't eat?"})
+    assert related["results"][0]["text"] == "Sam is allergic to walnuts."

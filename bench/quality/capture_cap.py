@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from mdrecall.config.settings import LocalConfig  # noqa: E402
 from mdrecall.embeddings.local import create_local_provider  # noqa: E402
-from mdrecall.facts.capture import extract_rules  # noqa: E402
 from mdrecall.facts.classifier import scorer_for  # noqa: E402
+from mdrecall.facts.rules import extract_rules  # noqa: E402
 
 DEFAULT = Path("/work/shared/eval/locomo-dev/locomo-dev.json")
 

@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from mdrecall.config.settings import LocalConfig  # noqa: E402
 from mdrecall.embeddings.local import create_local_provider  # noqa: E402
-from mdrecall.facts.capture import reject_reason, rule_candidate  # noqa: E402
 from mdrecall.facts.classifier import HERE, WEIGHT_FILES  # noqa: E402
+from mdrecall.facts.rules import reject_reason, rule_candidate  # noqa: E402
 
 QUALITY = ROOT / "bench" / "quality"
 DEV_SETS = ["capture_set.jsonl", "capture_heldout.jsonl", "capture_heldout2.jsonl", "capture_dev3.jsonl"]
