@@ -106,11 +106,12 @@ def test_the_capture_classifier_loads_and_classifies(local_provider) -> None:  #
     assert scorer is not None
     keep = ["Keep commit messages in the imperative mood.", "Marco from the data team owns the nightly ETL."]
     chatter = ["Make the button red.", "Thanks, that worked!"]
-    probabilities = scorer(keep + chatter)
+    probabilities = np.array([p for p, _ in scorer(keep + chatter)])
     assert np.all(probabilities[:2] >= classifier.threshold) and np.all(probabilities[2:] < classifier.threshold)
     # beside the rules: found with the classifier, missed without it; questions stay rejected
     found = extract_rules(keep + chatter + ["Who owns the nightly ETL?"], None, scorer=scorer)
     assert [c.text for c in found] == keep and {c.reason for c in found} == {"classifier"}
+    assert [c.category for c in found] == ["preference", "entity"]  # the category heads
     assert extract_rules(keep, None) == []
 
 

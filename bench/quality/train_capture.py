@@ -36,6 +36,7 @@ HELDOUT = ["capture_heldout3.jsonl"]  # written after the method was frozen; eva
 # 0.03 -> .990 (the least regularised one left out: one author wrote every set).
 L2 = 0.1
 FOLDS = 5
+CATEGORIES = ("preference", "decision", "entity", "fact")
 
 
 def load(names: list[str]) -> list[dict[str, Any]]:
@@ -110,6 +111,18 @@ def main() -> int:
         return 1
     threshold, cv = chosen
     w, b = fit(x, y.astype(float), args.l2)
+    # category heads, one-vs-rest on the statements to capture; accuracy by the same folds
+    positives = np.where(y)[0]
+    labels = np.array([rows[i]["category"] for i in positives])
+    oof_category = np.empty(len(positives), dtype=object)
+    for k in range(FOLDS):
+        train, test = fold[positives] != k, fold[positives] == k
+        heads = [fit(x[positives][train], (labels[train] == c).astype(float), args.l2) for c in CATEGORIES]
+        logits = np.stack([x[positives][test] @ hw + hb for hw, hb in heads], axis=1)
+        oof_category[test] = [CATEGORIES[i] for i in logits.argmax(1)]
+    category_cv = round(float((oof_category == labels).mean()), 3)
+    heads = [fit(x[positives], (labels == c).astype(float), args.l2) for c in CATEGORIES]
+    print(f"category heads: cross-validated accuracy {category_cv} on {len(positives)} statements to capture")
     out = HERE / WEIGHT_FILES[provider.model]
     np.savez_compressed(
         out,
@@ -120,6 +133,10 @@ def main() -> int:
         l2=np.float32(args.l2),
         trained_on=np.array(",".join(DEV_SETS)),
         cv=np.array(json.dumps(cv)),
+        categories=np.array(",".join(CATEGORIES)),
+        category_weights=np.stack([hw for hw, _ in heads]).astype(np.float32),
+        category_bias=np.array([hb for _, hb in heads], dtype=np.float32),
+        category_cv=np.float32(category_cv),
     )
     print(f"threshold {threshold} (cross-validated {cv}); wrote {out.relative_to(ROOT)} ({out.stat().st_size} bytes)")
     return 0

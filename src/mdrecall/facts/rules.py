@@ -383,12 +383,12 @@ def extract_rules(user_messages: Iterable[str], limit: int | None = 3, scorer: S
     threshold. The rejects (questions, secrets, markup, injected memories, hypotheticals) apply to both.
     """
     groups = [group for message in user_messages for group in _units(message)]
-    probability: dict[str, float] = {}
+    scored: dict[str, tuple[float, str | None]] = {}
     if scorer is not None:
         pending = list(dict.fromkeys(u for g in groups for u in g if reject_reason(u) is None))
         pending = [u for u in pending if rule_candidate(u, check_rejects=False) is None]
         if pending:
-            probability = dict(zip(pending, (float(p) for p in scorer(pending)), strict=True))
+            scored = dict(zip(pending, scorer(pending), strict=True))
     threshold = float(getattr(scorer, "threshold", 0.5))
     out: list[Candidate] = []
     seen: set[str] = set()
@@ -396,8 +396,9 @@ def extract_rules(user_messages: Iterable[str], limit: int | None = 3, scorer: S
         candidate = None
         for unit in group:
             candidate = rule_candidate(unit)
-            if candidate is None and probability.get(unit, 0.0) >= threshold:
-                candidate = Candidate(unit, classify(unit) or "fact", "classifier", 0.7)
+            probability, category = scored.get(unit, (0.0, None))
+            if candidate is None and probability >= threshold:
+                candidate = Candidate(unit, category or classify(unit) or "fact", "classifier", 0.7)
             if candidate is not None:
                 break
         if candidate is None:
