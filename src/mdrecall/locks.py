@@ -13,6 +13,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from mdrecall.files import make_private_dirs, open_private
+
 try:  # POSIX advisory locks
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX
@@ -29,8 +31,8 @@ def file_lock(path: str | os.PathLike[str], timeout: float | None = None) -> Ite
     Yields True when the lock is held, False when it could not be had in time (the block then runs unlocked
     and the caller decides what that means: skip the work, or raise).
     """
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+    make_private_dirs(Path(path).parent)
+    fd = open_private(path)
     try:
         if fcntl is None:  # pragma: no cover
             yield True

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from mdrecall.agents.flush import FlushSettings, should_flush
 from mdrecall.config.settings import Settings
 from mdrecall.errors import MdrecallError
 from mdrecall.facts.store import FactStore, format_memories, store_dir
+from mdrecall.files import create_private, make_private_dirs, write_atomic
 from mdrecall.locks import file_lock
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
@@ -191,9 +193,7 @@ class HookState:
         return data if isinstance(data, dict) else {"version": 1, "sessions": {}}
 
     def _write(self, data: dict[str, Any]) -> None:
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps(data, indent=2).encode("utf-8"))
 
     @staticmethod
     def _prune(sessions: dict[str, Any]) -> None:
@@ -506,15 +506,17 @@ def _load_json_object(path: Path) -> dict[str, Any]:
 
 
 def _write_with_backup(path: Path, data: dict[str, Any], written: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Replace `path` keeping its mode (a new file is 0600); the backup of what was there gets the same mode."""
+    make_private_dirs(path.parent)
     if path.exists():
-        backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-        n = 1
-        while backup.exists():
-            n += 1
-            backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
-        backup.write_bytes(path.read_bytes())
+        mode = stat.S_IMODE(path.stat().st_mode)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for n in range(1, 1000):
+            backup = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{n}" if n > 1 else ""))
+            try:
+                create_private(backup, path.read_bytes(), mode)
+            except FileExistsError:
+                continue
+            break
         written["backups"].append(str(backup))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))

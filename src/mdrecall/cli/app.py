@@ -23,6 +23,7 @@ from mdrecall.backends import MemoryBackend, open_backend
 from mdrecall.cli.common import GlobalOptions, err, fail, out, print_json, say, settings_from, warn
 from mdrecall.cli.facts import register as register_fact_commands
 from mdrecall.cli.migrate import register as register_migrate_command
+from mdrecall.cli.trust import register as register_trust_command
 from mdrecall.errors import IndexWriteError, MdrecallError, describe_os_error
 from mdrecall.indexing.sync import SyncReport
 from mdrecall.retrieval.rerank import describe as describe_rerank
@@ -431,6 +432,7 @@ def _verbose_rows(status: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [
         ("agent", status.get("agentId", "-")),
         ("config", status.get("configPath") or "(defaults)"),
+        ("not trusted", ", ".join(status.get("untrustedKeys") or []) or "-"),
         ("extra paths", ", ".join(status.get("extraPaths") or []) or "-"),
         ("sessions dir", status.get("sessionsDir") or "-"),
         ("max results", str(query["maxResults"])),
@@ -481,6 +483,7 @@ def status(
         info = idx.status(deep=deep)
         info["agentId"] = idx.settings.agent_id
         info["configPath"] = str(idx.settings.config_path) if idx.settings.config_path else None
+        info["untrustedKeys"] = list(idx.settings.untrusted_keys)  # ignored until `mdrecall trust`
         sessions_on = "sessions" in idx.config.sources
         info["sessionsDir"] = str(idx.settings.sessions_dir) if sessions_on else None
         if verbose and info.get("dirty"):
@@ -609,6 +612,7 @@ def ui(
 
 register_fact_commands(app)  # facts, hook, install: see cli_facts.py
 register_migrate_command(app)  # migrate --to postgres: see cli_migrate.py
+register_trust_command(app)  # trust: see cli/trust.py
 
 
 def main() -> None:

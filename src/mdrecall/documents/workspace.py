@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from mdrecall.config.paths import resolve_extra_path
 from mdrecall.errors import ConfigError, PathRefusedError
 
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
@@ -188,13 +189,6 @@ def _candidates(
             yield from _walk_markdown(target, skipped)
         elif _is_markdown(target.name):
             yield str(target), None
-
-
-def resolve_extra_path(workspace: Path, extra: str) -> Path:
-    """An extra path as configured (absolute, ~, or workspace-relative), normalised without resolving links."""
-    raw = Path(os.path.expanduser(extra))
-    joined = raw if raw.is_absolute() else workspace / raw
-    return Path(os.path.normpath(joined))
 
 
 def list_memory_files(

@@ -44,6 +44,7 @@ from mdrecall.facts.model import (
     strip_injected,
 )
 from mdrecall.facts.relevance import RecallCalibration, background, calibration_for, csls_scores
+from mdrecall.files import make_private_dirs, make_tree_private, write_atomic
 from mdrecall.locks import file_lock
 
 # Forgetting by query deletes only a clear match: score >= FORGET_MIN_SCORE and FORGET_MARGIN ahead of the
@@ -165,9 +166,7 @@ class FactsFile:
             match = _LINE_RE.match(raw.strip())
             if match and match.group("id") == fact.id:
                 lines[i] = fact.line() + ("\n" if raw.endswith("\n") else "")
-                tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-                tmp.write_text("".join(lines), encoding="utf-8")
-                os.replace(tmp, self.path)
+                write_atomic(self.path, "".join(lines).encode("utf-8"))  # keeps the file's mode
                 return True
         return False
 
@@ -200,10 +199,7 @@ class FactsFile:
             skip_blank = False
             kept.append(raw)
         if removed:
-            text = "".join(kept)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_atomic(self.path, "".join(kept).encode("utf-8"))  # keeps the file's mode
         return removed
 
 
@@ -320,14 +316,17 @@ class FactStore:
     def _connect(self) -> Any:
         if self._db is None:
             lancedb = require_lancedb()
-            self.dir.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.dir)
             self._db = lancedb.connect(str(self.dir / "lance"))
         return self._db
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         with file_lock(self.dir / "lock"):
-            yield
+            try:
+                yield
+            finally:
+                make_tree_private(self.dir)  # LanceDB writes its files with the umask's mode
 
     def _meta_path(self) -> Path:
         return self.dir / "meta.json"
@@ -349,11 +348,7 @@ class FactStore:
         known = {f.id for f in self.file.parse()}
         data = {k: v for k, v in self._read_sources().items() if k in known}
         data[fact.id] = {"source": source, "sha": _text_digest(fact.text)}
-        tmp = self._sources_path().with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-        os.replace(tmp, self._sources_path())
+        write_atomic(self._sources_path(), json.dumps(data).encode("utf-8"))
 
     def sources(self, facts: list[Fact]) -> dict[str, str]:
         """Where each fact came from: hook, tool, cli, an edit, or "hand edit" (facts.md written by a person)."""
@@ -386,9 +381,7 @@ class FactStore:
     def _write_meta(self) -> None:
         digest = self.file.digest()
         meta = {**self._expected_meta(), "fileSha256": digest, "updatedAt": int(time.time() * 1000)}
-        tmp = self._meta_path().with_suffix(".tmp")
-        tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
-        os.replace(tmp, self._meta_path())
+        write_atomic(self._meta_path(), json.dumps(meta, indent=2).encode("utf-8"))
         self._checked_digest = digest
 
     def _stale_reason(self) -> str | None:

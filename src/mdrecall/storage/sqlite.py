@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import apsw
 
 from mdrecall.documents.context import with_context
+from mdrecall.files import make_private, make_private_dirs
 from mdrecall.storage.base import ChunkRow, FileRow, FtsState, SearchRow, VectorState
 from mdrecall.storage.identity import APPLICATION_ID, META_KEY, check_index_path, remove_own_db_files
 from mdrecall.text.fts_query import quote_term
@@ -486,7 +487,7 @@ class Store:
         self._sample_memo: tuple[int, list[tuple[int, int]], int] | None = None
         check_index_path(self.path)  # never open (and so never write) a file mdrecall did not create
         if not read_only:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.path.parent)
         try:
             self.conn = _connect(self.path, read_only)
         except apsw.Error as err:
@@ -504,6 +505,8 @@ class Store:
                 self.conn.execute(SCHEMA)
                 if version != SCHEMA_VERSION:
                     self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                for companion in ("", "-wal", "-shm"):  # SQLite creates them 0644; later ones copy the file's mode
+                    make_private(f"{self.path}{companion}")
         except (apsw.CorruptError, apsw.NotADBError, apsw.SQLError) as err:
             self.close()
             raise StoreCorruptError(f"index file is corrupt: {err}") from err
