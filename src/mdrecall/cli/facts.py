@@ -207,6 +207,8 @@ def hook(
     except MdrecallError as err:
         fail(str(err))
         return
+    for line in result.stderr or []:
+        sys.stderr.write(line + "\n")
     if result.stdout:
         sys.stdout.write(result.stdout + ("" if result.stdout.endswith("\n") else "\n"))
 
