@@ -21,6 +21,7 @@ from mdrecall.documents.sessions import (
     SessionFile,
     list_session_files,
     resolve_session_path,
+    transcript_text,
 )
 from mdrecall.documents.workspace import MemoryFile, MemoryWalk, line_range_text, list_memory_files, resolve_memory_path
 from mdrecall.embeddings.base import EmbeddingProvider
@@ -610,7 +611,8 @@ class MemoryIndex:
             raise MdrecallError("from must be a line number >= 1")
         if lines is not None and lines < 1:
             raise MdrecallError("lines must be >= 1")
-        if self.sessions_enabled and (rel_path or "").strip().startswith(SESSIONS_PREFIX):
+        session = self.sessions_enabled and (rel_path or "").strip().startswith(SESSIONS_PREFIX)
+        if session:
             abs_path = resolve_session_path(self.settings.sessions_dir, rel_path)
         else:
             abs_path = resolve_memory_path(self.settings.workspace, rel_path, self.config.extra_paths)
@@ -620,6 +622,8 @@ class MemoryIndex:
             raise MdrecallError(f"memory file not found: {rel_path}") from None
         except IsADirectoryError:
             raise PathRefusedError(f"path refused: {rel_path} is a directory") from None
+        if session:  # a transcript: its indexed, redacted text, never the raw JSONL lines
+            return {"path": rel_path.strip(), "text": transcript_text(raw, from_line, lines)}
         return {"path": rel_path.strip(), "text": line_range_text(raw, from_line, lines)}
 
     # -- status ------------------------------------------------------------------------------------
