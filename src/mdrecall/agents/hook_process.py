@@ -52,7 +52,7 @@ def run_hook_process(
             if not answer.get("ok"):
                 raise MdrecallError(str(answer.get("error") or "the warm server failed"))
             result = HookResult(str(answer.get("stdout") or ""), list(answer.get("actions") or []))
-            result.stderr = str(answer.get("stderr") or "")
+            result.stderr = [str(line) for line in answer.get("stderr") or []]
         else:
             if openclaw:
                 from mdrecall.config.openclaw import resolve_openclaw_settings
@@ -76,8 +76,8 @@ def run_hook_process(
     except MdrecallError as err:
         sys.stderr.write(f"error: {' '.join(str(err).split())}\n")
         return 1
-    if result.stderr:
-        sys.stderr.write(result.stderr.rstrip("\n") + "\n")
+    for line in result.stderr or []:
+        sys.stderr.write(line + "\n")
     if result.stdout:
         sys.stdout.write(result.stdout + ("" if result.stdout.endswith("\n") else "\n"))
     return 0

@@ -61,11 +61,15 @@ class HookResult:
 
     stdout: str = ""
     actions: list[str] | None = None
-    stderr: str = ""  # one line for the user (the agent shows hook stderr in its log), never for the model
+    stderr: list[str] | None = None
     facts: list[dict[str, Any]] | None = None  # facts captured or injected, for the activity log
 
     def note(self, action: str) -> None:
         self.actions = [*(self.actions or []), action]
+
+    def warn(self, line: str) -> None:
+        """A line for the hook's stderr (the agent shows it; it never changes what stdout means)."""
+        self.stderr = [*(self.stderr or []), line]
 
     def fact(self, kind: str, fact: Mapping[str, Any]) -> None:
         entry = {"kind": kind, **{k: fact.get(k) for k in ("id", "category", "text")}}
@@ -300,7 +304,7 @@ class HookRunner:
                     report = index.ensure_fresh()
             result.note(f"synced ({report.files_indexed} files)" if report else "index fresh")
         if self.config.enabled and (self.config.auto_recall or self.config.auto_capture) and lancedb_missing():
-            result.stderr = f"mdrecall: no auto-recall or auto-capture: {INSTALL_HINT}"
+            result.warn(f"mdrecall: no auto-recall or auto-capture: {INSTALL_HINT}")
             result.note("facts extra missing")
         if self.config.auto_recall and self._has_facts():
             facts = self.store.top(self.config.recall_limit)
@@ -410,12 +414,13 @@ class HookRunner:
 
     def _capture(self, entry: dict[str, Any], transcript: Any, result: HookResult) -> None:
         """Auto-capture from transcript lines not read before, within the per-session cap."""
-        from mdrecall.facts.capture import auto_capture, extractor_from_config
+        from mdrecall.facts.capture import auto_capture, dropped_by_cap, extractor_from_config
 
         turns, lines = read_transcript_turns(transcript if isinstance(transcript, str) else None, entry["linesRead"])
         entry["linesRead"] = lines
-        room = self.config.max_captures_per_session - int(entry["captured"])
-        if not (self.facts_on and self.config.auto_capture) or room <= 0 or not turns:
+        cap = self.config.max_captures_per_session
+        room = cap - int(entry["captured"])
+        if not (self.facts_on and self.config.auto_capture) or cap <= 0 or not turns:
             return
         if not any(t["role"] == "user" for t in turns):
             return
@@ -431,6 +436,16 @@ class HookRunner:
             result.fact("captured", outcome.get("fact") or {})
         entry["captured"] = int(entry["captured"]) + len(stored)
         result.note(f"captured {len(stored)}")
+        dropped = dropped_by_cap(outcomes)
+        if dropped:
+            # Never silently lost: said on stderr and kept in the session's hook state (`droppedByCap`).
+            entry["droppedByCap"] = [*entry.get("droppedByCap", []), *dropped][-50:]
+            result.note(f"dropped {len(dropped)} over the cap")
+            for text in dropped:
+                result.warn(
+                    f"mdrecall: not captured, the session cap of {cap} (facts.maxCapturesPerSession) is reached: "
+                    f"{text[:200]} (store it with memory_store or `mdrecall facts store` if it matters)"
+                )
 
 
 def _size(path: Any) -> int:

@@ -1,4 +1,4 @@
-"""`mdrecall install claude-code|codex`: register the MCP server and the hooks where each agent reads them.
+"""`mdrecall install claude-code|codex|openclaw`: register mdrecall where each agent reads it.
 
 Claude Code reads MCP servers from `~/.claude.json` (`mcpServers`, user scope) or from `.mcp.json` at a
 project root (project scope), and hooks from `~/.claude/settings.json`. Codex reads MCP servers from
@@ -224,6 +224,91 @@ def install_codex(base: Sequence[str], home: Path) -> dict[str, Any]:
     hooks = merge_hooks(_load_json_object(hooks_file), base, CODEX_EVENTS)
     _write_text(config_file, merged_toml, written, default_mode=0o600)
     _write_json(hooks_file, hooks, written, default_mode=0o600)
+    return written
+
+
+# ---------------------------------------------------------------------------------------------------------
+# `mdrecall install openclaw`: mdrecall as OpenClaw's memory (an MCP server; OpenClaw's memory plugin off)
+# ---------------------------------------------------------------------------------------------------------
+
+OPENCLAW_SERVER = "mdrecall"
+
+OPENCLAW_MEMORY_TOOLS = ("memory_search", "memory_get")
+
+
+def merge_openclaw_config(
+    existing: Mapping[str, Any],
+    base: list[str],
+    env: Mapping[str, str] | None = None,
+    keep_memory_plugin: bool = False,
+) -> tuple[dict[str, Any], list[str]]:
+    """OpenClaw's config with `mcp.servers.mdrecall` (stdio: `<base> mcp`) and OpenClaw's memory tools gone.
+
+    OpenClaw names an MCP server's tools `<server>__<tool>` (`mdrecall__memory_search`). By default the memory
+    slot is set to "none": OpenClaw's memory plugin (its `memory_search` / `memory_get`, its index, and the
+    pre-compaction memory flush it plans) is off. With `keep_memory_plugin` the plugin stays (so its flush
+    keeps writing memory/*.md) and only its two tools are denied (`tools.deny`). Either way the agent sees
+    one set of memory tools. Everything else in the config is kept. Returns the merged config and notes.
+    """
+    from mdrecall.config.openclaw import deep_merge
+
+    notes: list[str] = []
+    server: dict[str, Any] = {"command": base[0], "args": [*base[1:], "mcp"]}
+    if env:
+        server["env"] = dict(env)
+    plugins = existing.get("plugins") if isinstance(existing.get("plugins"), Mapping) else {}
+    slots = plugins.get("slots") if isinstance(plugins.get("slots"), Mapping) else {}  # type: ignore[union-attr]
+    previous = slots.get("memory")  # type: ignore[union-attr]
+    servers = existing.get("mcp", {}).get("servers") if isinstance(existing.get("mcp"), Mapping) else None
+    if isinstance(servers, Mapping) and OPENCLAW_SERVER in servers:
+        notes.append(f"mcp.servers.{OPENCLAW_SERVER} replaced")
+    if keep_memory_plugin:
+        merged = deep_merge(existing, {})
+        tools = dict(merged.get("tools") or {}) if isinstance(merged.get("tools"), Mapping) else {}
+        deny = list(tools.get("deny") or []) if isinstance(tools.get("deny"), list) else []
+        lowered = {str(d).lower() for d in deny}
+        deny += [name for name in OPENCLAW_MEMORY_TOOLS if name not in lowered]
+        tools["deny"] = deny
+        merged["tools"] = tools
+        if previous == "none":
+            notes.append('plugins.slots.memory is "none": OpenClaw\'s memory plugin stays off')
+    else:
+        if isinstance(previous, str) and previous not in ("none", ""):
+            notes.append(f'plugins.slots.memory was "{previous}"; now "none" (mdrecall serves memory)')
+        merged = deep_merge(existing, {"plugins": {"slots": {"memory": "none"}}})
+    mcp = dict(merged.get("mcp") or {}) if isinstance(merged.get("mcp"), Mapping) else {}
+    mcp_servers = dict(mcp.get("servers") or {}) if isinstance(mcp.get("servers"), Mapping) else {}
+    mcp_servers[OPENCLAW_SERVER] = server  # replaced whole: no stale args from an earlier install
+    mcp["servers"] = mcp_servers
+    merged["mcp"] = mcp
+    return merged, notes
+
+
+def install_openclaw(
+    config_file: Path, base: list[str], env: Mapping[str, str] | None = None, keep_memory_plugin: bool = False
+) -> dict[str, Any]:
+    """Merge mdrecall into OpenClaw's config file (JSON5 read, JSON written); the old file is backed up."""
+    from mdrecall.config.openclaw import load_openclaw_config
+    from mdrecall.errors import ConfigError
+
+    written: dict[str, Any] = {"config": str(config_file), "backups": [], "notes": []}
+    current: dict[str, Any] = {}
+    if config_file.exists():
+        try:
+            current = load_openclaw_config(config_file)
+            text = config_file.read_text(encoding="utf-8-sig")
+        except (ConfigError, OSError) as err:
+            raise MdrecallError(f"{err}; nothing changed") from None
+        try:
+            json.loads(text)
+        except ValueError:  # JSON5 (comments, unquoted keys): the rewrite is plain JSON, the backup keeps the rest
+            written["notes"].append("the file was JSON5: it is rewritten as JSON (comments are kept in the backup)")
+        if any(isinstance(v, str) and k == "$include" for k, v in current.items()):
+            written["notes"].append("$include at the top level is kept; included files are not changed")
+    merged, notes = merge_openclaw_config(current, base, env, keep_memory_plugin)
+    written["notes"].extend(notes)
+    _write_json(config_file, merged, written, default_mode=0o600)
+    written["server"] = merged["mcp"]["servers"][OPENCLAW_SERVER]
     return written
 
 

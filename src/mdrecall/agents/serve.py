@@ -408,7 +408,7 @@ class WarmServer:
         return {
             "ok": True,
             "stdout": result.stdout,
-            "stderr": "\n".join(x for x in (notice, result.stderr) if x),
+            "stderr": [notice, *(result.stderr or [])] if notice else list(result.stderr or []),
             "actions": result.actions or [],
         }
 

@@ -248,7 +248,9 @@ def search(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="What to look for (words, a phrase, an identifier)."),
     max_results: int = typer.Option(None, "--max-results", "-n", min=1, help="At most N results (default 6)."),
-    min_score: float = typer.Option(None, "--min-score", min=0.0, max=1.0, help="Drop results below this score."),
+    min_score: float = typer.Option(
+        None, "--min-score", min=0.0, max=1.0, help="Only results scoring at least this (a hard floor)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array of results."),
     explain: bool = typer.Option(False, "--explain", help="Say why each result ranked (score after each stage)."),
 ) -> None:
@@ -262,20 +264,21 @@ def search(
         _fresh(idx, quiet=as_json)
         response = idx.search(query, max_results=max_results, min_score=min_score, explain=explain)
         results = response.results
+        fallback = None if response.fallback_logged else (response.backend_fallback or {}).get("reason")
         if as_json:
             print_json([r.to_dict() for r in results])
             if response.notice:
                 say(err, "note: ", response.notice)
-            if response.backend_fallback:
-                say(err, "note: answered by the builtin index: ", response.backend_fallback["reason"])
+            if fallback:
+                say(err, "note: answered by the builtin index: ", fallback)
             return
         if not results:
             say(out, f"no results for {query!r} ({response.notice or 'nothing matched'})")
             return
         if response.notice:
             say(out, ("note: ", "yellow"), response.notice)
-        if response.backend_fallback:
-            say(out, ("note: ", "yellow"), "answered by the builtin index: ", response.backend_fallback["reason"])
+        if fallback:
+            say(out, ("note: ", "yellow"), "answered by the builtin index: ", fallback)
         for rank, result in enumerate(results, 1):
             say(
                 out,
@@ -289,6 +292,14 @@ def search(
         say(out, (f"{len(results)} results · {response.mode} · {response.provider}", "dim"))
 
     _run(ctx, body)
+
+
+def _scores_line(query: dict[str, Any]) -> str:
+    """What a score means in this index, for `status`."""
+    if query.get("scoring") == "calibrated":
+        floor = query.get("abstainBelow") or 0.0
+        return f"calibrated (chance a result holds the answer; nothing shown when the best is below {floor:g})"
+    return "fused (relative to each query's candidates)"
 
 
 def explain_line(explain: dict[str, Any] | None) -> str:
@@ -347,6 +358,7 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         ("vector", f"{vector['mode']}, dims {vector.get('dims') or '-'}"),
         ("cache", f"{'on' if status['cache']['enabled'] else 'off'}, {status['cache']['entries']} entries"),
         ("min score", f"{status['query']['minScore']:g} ({status['query']['minScoreSource']})"),
+        ("scores", _scores_line(status["query"])),
     ]
     rerank_info = status.get("query", {}).get("rerank") or {}
     if rerank_info.get("enabled"):

@@ -62,7 +62,7 @@ def _env_name(value: str | None) -> str | None:
 
 class RemoteConfig(_Section):
     base_url: str | None = None
-    api_key: str | None = None
+    api_key: str | None = Field(None, repr=False)
     # An environment variable whose value is sent as the key. Without it, a provider's own variable
     # (OPENAI_API_KEY, ...) is sent only to that provider's API host, never to another baseUrl.
     api_key_env: str | None = None
@@ -78,7 +78,7 @@ class RemoteConfig(_Section):
 class ProviderSection(_Section):
     """Per-provider overrides (`[openai]`, `[gemini]`, `[voyage]`); `remote.*` wins over these."""
 
-    api_key: str | None = None
+    api_key: str | None = Field(None, repr=False)
     api_key_env: str | None = None  # as `remote.apiKeyEnv`
     base_url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
@@ -297,6 +297,14 @@ class QueryConfig(_Section):
     # (word_forms.py). LoCoMo dev hit@1 .758 -> .770 (bench/quality/README.md, fifth round); false = the
     # exact words only, as the spec's keyword side
     word_forms: bool = True
+    # "calibrated": a result's score is its estimated chance of holding what was asked, the same scale for
+    # every query (retrieval/calibration.py; models with a fitted calibration: multilingual-e5-small; other
+    # models keep the fused score). "fused": the fusion's own score, relative to the query's candidates (the
+    # spec's scoring)
+    scoring: Literal["calibrated", "fused"] = "calibrated"
+    # with no minScore set: when the best result scores below this, the search answers nothing ("nothing in
+    # memory matches"). Unset = the calibration's value (multilingual-e5-small 0.0125); 0 = never
+    abstain_below: float | None = Field(None, ge=0, le=1)
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
     mmr: MmrConfig = Field(default_factory=MmrConfig)
@@ -329,9 +337,13 @@ class FactsConfig(_Section):
     auto_recall: bool = True
     auto_capture: bool = True
     capture: Literal["rules", "llm"] = "rules"
-    max_captures_per_session: int = Field(3, ge=0, le=100)
+    # 10: bench/quality/capture_cap.py on LoCoMo dev (fact-dense personal chats, an upper bound for agent
+    # sessions): candidates per session-speaker p50 8, p75 11, p90 14.5; a cap of 3 would drop 66 % of them
+    # (95 % of sessions over it), 10 drops 12 % (28 % of sessions). What the cap drops is reported.
+    max_captures_per_session: int = Field(10, ge=0, le=100)
     recall_limit: int = Field(3, ge=1, le=50)
-    recall_min_score: float = Field(0.2, ge=0, le=1)
+    # None: the threshold measured for the embedding model (facts/relevance.py; 0.2 for uncalibrated models)
+    recall_min_score: float | None = Field(None, ge=0, le=1)
     recall_max_chars: int = Field(1500, ge=100)
     duplicate_threshold: float = Field(0.95, gt=0, le=1)
     context_window: int = Field(200_000, ge=1000)
@@ -440,6 +452,9 @@ class QmdScopeConfig(_Section):
 class QmdConfig(_Section):
     command: str = "qmd"
     search_mode: Literal["search", "vsearch", "query"] = "search"
+    # qmd `search` needs every query term in a note: when it finds nothing, the builtin index answers
+    # (false: an empty qmd answer is final, as in OpenClaw's qmd sidecar)
+    fallback_on_empty: bool = True
     include_default_memory: bool = True
     paths: list[QmdPathConfig] = Field(default_factory=list)
     sessions: QmdSessionsConfig = Field(default_factory=QmdSessionsConfig)
