@@ -35,6 +35,7 @@ from mdrecall.agents.tools import OUTPUT_SCHEMAS, MemoryTools
 from mdrecall.backends import MemoryBackend, open_backend
 from mdrecall.config.settings import Settings
 from mdrecall.errors import ConfigError, MdrecallError
+from mdrecall.text.bounds import invalid_text_message, is_valid_text
 
 try:  # the SDK is a core dependency; a broken install gets one line from main(), not a traceback
     import anyio
@@ -94,8 +95,12 @@ def build_server(tools: MemoryTools | Any) -> Any:
     async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
         arguments = dict(params.arguments or {})
         result = await anyio.to_thread.run_sync(tools.call, params.name, arguments)
+        text = json.dumps(result, ensure_ascii=False)
+        if not is_valid_text(text):  # a reply that cannot be sent as UTF-8 would never reach the client
+            result = {"error": invalid_text_message("the reply"), "action": "call the tool again with valid text"}
+            text = json.dumps(result, ensure_ascii=False)
         return mcp_types.CallToolResult(
-            content=[mcp_types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+            content=[mcp_types.TextContent(type="text", text=text)],
             structured_content=result,
             is_error=is_error_result(params.name, result, getattr(tools, "extra_names", ())),
         )

@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 from mdrecall.errors import MdrecallError, PathRefusedError
 from mdrecall.retrieval.ranking import citation_suffix, citations_enabled, format_citation
+from mdrecall.text.bounds import invalid_text_field, invalid_text_message, is_valid_text
 
 MEMORY_SEARCH = "memory_search"
 MEMORY_GET = "memory_get"
@@ -278,6 +279,8 @@ def _as_score(value: Any, name: str) -> float | None:
 def _as_text(value: Any, name: str, example: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise _BadArgument(f"{name} is required and must be a non-empty string (e.g. {example})")
+    if not is_valid_text(value):
+        raise _BadArgument(invalid_text_message(name))
     return value
 
 
@@ -468,6 +471,9 @@ class MemoryTools:
             args = _parse_arguments(arguments)
         except _BadArgument as err:
             return self._bad_arguments(name, str(err), {})
+        bad = invalid_text_field(args)
+        if bad:  # a lone surrogate: answered in one line that does not repeat it (it cannot be sent back)
+            return self._bad_arguments(name, invalid_text_message(bad), {})
         return handler(args)
 
     def call_json(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
@@ -476,7 +482,7 @@ class MemoryTools:
 
     def _bad_arguments(self, name: str, message: str, args: Mapping[str, Any]) -> dict[str, Any]:
         if name == MEMORY_GET:
-            path = args.get("path") if isinstance(args.get("path"), str) else ""
+            path = args.get("path") if isinstance(args.get("path"), str) and is_valid_text(args["path"]) else ""
             return {
                 "path": path,
                 "text": "",

@@ -22,7 +22,13 @@ from mdrecall.documents.sessions import (
     list_session_files,
     resolve_session_path,
 )
-from mdrecall.documents.workspace import MemoryFile, MemoryWalk, line_range_text, list_memory_files, resolve_memory_path
+from mdrecall.documents.workspace import (
+    MemoryFile,
+    MemoryWalk,
+    list_memory_files,
+    read_memory_lines,
+    resolve_memory_path,
+)
 from mdrecall.embeddings.base import EmbeddingProvider
 from mdrecall.embeddings.factory import ProviderResult, ProviderSwitchedError, create_provider
 from mdrecall.errors import (
@@ -30,7 +36,6 @@ from mdrecall.errors import (
     IndexBusyError,
     IndexWriteError,
     MdrecallError,
-    PathRefusedError,
     WorkspaceError,
     describe_os_error,
 )
@@ -625,13 +630,7 @@ class MemoryIndex:
             abs_path = resolve_session_path(self.settings.sessions_dir, rel_path)
         else:
             abs_path = resolve_memory_path(self.settings.workspace, rel_path, self.config.extra_paths)
-        try:
-            raw = abs_path.read_bytes()
-        except FileNotFoundError:
-            raise MdrecallError(f"memory file not found: {rel_path}") from None
-        except IsADirectoryError:
-            raise PathRefusedError(f"path refused: {rel_path} is a directory") from None
-        return {"path": rel_path.strip(), "text": line_range_text(raw, from_line, lines)}
+        return read_memory_lines(abs_path, rel_path, from_line, lines)  # regular files only, bounded
 
     # -- status ------------------------------------------------------------------------------------
 

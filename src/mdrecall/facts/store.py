@@ -21,11 +21,13 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ import numpy as np
 from mdrecall.config.settings import FactsConfig, Settings
 from mdrecall.documents.writer import append_entry
 from mdrecall.errors import MdrecallError
+from mdrecall.text.bounds import bound_query
 
 try:
     import fcntl
@@ -181,6 +184,7 @@ class FactsFile:
         self.workspace = workspace
         self.rel_path = rel.as_posix()
         self.path = workspace / rel
+        self.problems: list[str] = []  # lines the last parse could not read (kept in the file as they are)
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -211,24 +215,36 @@ class FactsFile:
         append_entry(self.path, fact.line(), header=FILE_HEADER)
 
     def parse(self) -> list[Fact]:
-        """Facts of the file; lines that are not fact lines (headings, notes) are ignored."""
+        """Facts of the file; lines that are not fact lines (headings, notes) are ignored. Lines that look like
+        facts but cannot be read (undecodable bytes, a broken line) are listed in `problems`, one line each."""
         facts: dict[str, Fact] = {}
-        for raw in self.read_bytes().decode("utf-8", "replace").splitlines():
-            fact = parse_line(raw.strip())
+        problems: list[str] = []
+        for number, raw in enumerate(_byte_lines(self.read_bytes()), 1):
+            text = raw.decode("utf-8", "replace").strip()
+            fact = parse_line(text)
             if fact is not None:
                 facts[fact.id] = fact
+            if not _is_utf8(raw):
+                what = "is not valid UTF-8 (read with U+FFFD)" if fact else "is not valid UTF-8"
+                problems.append(f"{self.rel_path} line {number} {what}; the line is kept as it is")
+            elif fact is None and text.startswith("- ["):
+                problems.append(
+                    f"{self.rel_path} line {number} does not read as a fact "
+                    "(- [id] (category, date, importance) text); the line is kept as it is"
+                )
+        self.problems = problems
         return list(facts.values())
 
     def remove(self, ids: set[str]) -> int:
-        """Drop the lines of these facts (only those lines); atomic replace. Returns lines removed."""
+        """Drop the lines of these facts (only those lines, byte for byte: a line that cannot be read stays as it
+        is); atomic replace keeping the file's mode. Returns lines removed."""
         if not ids or not self.exists():
             return 0
         self._check_owned()
-        lines = self.read_bytes().decode("utf-8").splitlines(keepends=True)
-        kept: list[str] = []
+        kept: list[bytes] = []
         removed, skip_blank = 0, False
-        for raw in lines:
-            match = _LINE_RE.match(raw.strip())
+        for raw in _byte_lines(self.read_bytes(), keepends=True):
+            match = _LINE_RE.match(raw.decode("utf-8", "replace").strip())
             if match and match.group("id") in ids:
                 removed += 1
                 skip_blank = bool(kept) and not kept[-1].strip()  # the blank line our append put before it
@@ -239,11 +255,55 @@ class FactsFile:
             skip_blank = False
             kept.append(raw)
         if removed:
-            text = "".join(kept)
+            mode = stat.S_IMODE(os.stat(self.path).st_mode)
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text, encoding="utf-8")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), mode)
+            try:
+                os.fchmod(fd, mode)
+                with os.fdopen(fd, "wb", closefd=False) as handle:
+                    handle.write(b"".join(kept))
+                    handle.flush()
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
             os.replace(tmp, self.path)
         return removed
+
+
+@contextlib.contextmanager
+def _flocked(path: Path, flags: int) -> Iterator[None]:
+    """An exclusive flock on a file or a directory (no lock where fcntl is missing)."""
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _drop_old_versions(table: Any) -> None:
+    """Compact the table and delete every older version's files: LanceDB keeps deleted rows in old versions
+    (and in data files a deletion only masks) until then. Safe here: only the lock holder writes this store,
+    and readers read under the same lock."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "removes every version except the latest": that is the point
+        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _byte_lines(raw: bytes, keepends: bool = False) -> list[bytes]:
+    """The file's lines as bytes (\\n, \\r\\n or \\r end a line), so undecodable bytes survive a rewrite."""
+    return raw.splitlines(keepends=keepends)
 
 
 def parse_line(line: str) -> Fact | None:
@@ -348,16 +408,10 @@ class FactStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        """The workspace's facts lock (shared by every agent writing this facts.md), then this store's own."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+        with _flocked(self.settings.workspace, os.O_RDONLY), _flocked(self.dir / "lock", os.O_RDWR | os.O_CREAT):
             yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
     def _meta_path(self) -> Path:
         return self.dir / "meta.json"
@@ -469,6 +523,7 @@ class FactStore:
         table = db.create_table(TABLE, schema=self._schema(dims), mode="overwrite")
         if facts:
             table.add(self._rows(facts, vectors))
+        _drop_old_versions(table)  # the replaced table's files may hold facts deleted from facts.md
         self._table = table
         self._write_meta()
         self.rebuilt_reason = reason
@@ -544,26 +599,28 @@ class FactStore:
 
     def recall(self, query: str, limit: int = 5, min_score: float = 0.1) -> list[FactHit]:
         """The best facts for a query: hybrid score = w_v * cosine + w_t * keyword share."""
-        query = " ".join(str(query).split())
+        query = bound_query(query)  # a long prompt is embedded and scored by its first words only
         if not query:
             return []
-        with self._locked():
-            table = self._open_table()
-        total = table.count_rows()
-        if not total:
-            return []
+        provider = self.provider
+        qvec = np.asarray(provider.embed_query(query), dtype=np.float32) if provider is not None else None
         vec_weight, text_weight = self.settings.config.query.hybrid.normalized_weights()
         vector_scores: dict[str, float] = {}
-        if self.provider is not None and self._has_vectors(table):
-            qvec = np.asarray(self.provider.embed_query(query), dtype=np.float32)
-            pool = min(total, max(limit * 8, 50))
-            floor = float(getattr(self.provider, "similarity_floor", 0.0))
-            for row in table.search(qvec).distance_type("cosine").limit(pool).to_list():
-                vector_scores[row["id"]] = calibrated_similarity(1.0 - float(row["_distance"]), floor)
-        else:
-            vec_weight, text_weight = 0.0, 1.0
+        with self._locked():  # reads too: a forget in another process rewrites the table's files
+            table = self._open_table()
+            total = table.count_rows()
+            if not total:
+                return []
+            if qvec is not None and self._has_vectors(table):
+                pool = min(total, max(limit * 8, 50))
+                floor = float(getattr(provider, "similarity_floor", 0.0))
+                for row in table.search(qvec).distance_type("cosine").limit(pool).to_list():
+                    vector_scores[row["id"]] = calibrated_similarity(1.0 - float(row["_distance"]), floor)
+            else:
+                vec_weight, text_weight = 0.0, 1.0
+            rows = self._all(table)
         hits = []
-        for row in self._all(table):
+        for row in rows:
             fact = self._fact(row)
             text_score = keyword_score(query, fact.text)
             vscore = vector_scores.get(fact.id) if vec_weight else None
@@ -575,8 +632,7 @@ class FactStore:
 
     def get(self, fact_id: str) -> Fact | None:
         with self._locked():
-            table = self._open_table()
-        rows = [r for r in self._all(table) if r["id"] == fact_id]
+            rows = [r for r in self._all(self._open_table()) if r["id"] == fact_id]
         return self._fact(rows[0]) if rows else None
 
     def forget(self, fact_id: str | None = None, query: str | None = None) -> ForgetResult:
@@ -611,6 +667,7 @@ class FactStore:
                 return ForgetResult(message=f"no memory with id {fact_id}; nothing deleted")
             self.file.remove({fact_id})
             table.delete(f"id = '{fact_id}'")
+            _drop_old_versions(table)  # a delete only hides the row: rewrite the files without it
             self._write_meta()
         fact = self._fact(rows[0]) if rows else Fact(fact_id, "")
         return ForgetResult(deleted=[fact], message=f"deleted {fact_id}")
@@ -618,8 +675,7 @@ class FactStore:
     def list(self, category: str | None = None) -> list[Fact]:
         wanted = normalize_category(category)
         with self._locked():
-            table = self._open_table()
-        facts = [self._fact(r) for r in self._all(table)]
+            facts = [self._fact(r) for r in self._all(self._open_table())]
         facts = [f for f in facts if wanted is None or f.category == wanted]
         return sorted(facts, key=lambda f: (f.created_at, f.id))
 
@@ -642,6 +698,12 @@ class FactStore:
             "search": "hybrid" if provider else "keyword-only",
             "rebuilt": self.rebuilt_reason,
         }
+
+    @property
+    def warnings(self) -> list[str]:
+        """Lines of facts.md that cannot be read as facts (each is kept in the file as it is), one line each."""
+        self.file.parse()
+        return list(self.file.problems)
 
     def close(self) -> None:
         self._table = None

@@ -41,6 +41,7 @@ from mdrecall.retrieval.ranking import (
 )
 from mdrecall.retrieval.rerank import join_notices, rerank_hits
 from mdrecall.storage.sqlite import SearchRow, Store
+from mdrecall.text.bounds import bound_query, cut_notice
 from mdrecall.text.dates import date_ranges, in_ranges
 from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and tests import the builders from here)
     _quote,
@@ -638,7 +639,7 @@ def run_search(
     limit = max_results if max_results is not None else query_cfg.max_results
     threshold = min_score if min_score is not None else query_cfg.min_score
     provider_name = provider.id if provider is not None else "none"
-    cleaned = (query or "").strip()
+    cleaned = bound_query(query)  # at most MAX_QUERY_WORDS words: a long prompt costs a bounded time
     mode = _resolve_mode(provider, query_cfg, mode)
     label = "fts-only" if provider is None else mode
     if not cleaned:
@@ -676,8 +677,8 @@ def run_search(
             f"no result reached minScore {threshold:g}; showing {len(kept)} keyword match"
             f"{'es' if len(kept) != 1 else ''} below it"
         )
-    notice = join_notices(notice, rerank_notice)
-    terms = query_words(query)
+    notice = join_notices(notice, rerank_notice, cut_notice(query))
+    terms = query_words(cleaned)
     results = [_to_result(h, query_cfg.snippet_max_chars, mode, terms) for h in kept]
     results = finish_results(results, citations_enabled(citations, session_key))
     return SearchResponse(results, provider_name, model, label, notice=notice, relaxed=relaxed)
