@@ -227,7 +227,7 @@ class FactsFile:
             if not _is_utf8(raw):
                 what = "is not valid UTF-8 (read with U+FFFD)" if fact else "is not valid UTF-8"
                 problems.append(f"{self.rel_path} line {number} {what}; the line is kept as it is")
-            elif fact is None and text.startswith("- ["):
+            elif fact is None and raw.startswith(b"- ["):  # (the header's example line is indented)
                 problems.append(
                     f"{self.rel_path} line {number} does not read as a fact "
                     "(- [id] (category, date, importance) text); the line is kept as it is"
