@@ -25,6 +25,7 @@ from mdrecall.documents.sessions import (
 from mdrecall.documents.workspace import (
     MemoryFile,
     MemoryWalk,
+    escaped,
     list_memory_files,
     read_memory_lines,
     resolve_memory_path,
@@ -175,7 +176,7 @@ class MemoryIndex:
     def _check_owner(self, store: Store) -> None:
         """An index serves the workspace it was built from; another workspace must never resync (empty) it."""
         owner = store.read_meta_value(WORKSPACE_META_KEY)
-        mine = str(self.settings.workspace)
+        mine = escaped(self.settings.workspace)  # as text: a folder name may hold bytes that are not UTF-8
         if owner and owner != mine:
             if store is self._store:
                 self._release_store()
@@ -401,7 +402,7 @@ class MemoryIndex:
             self._mark_sessions_synced(writer, sessions)
             with writer.transaction():
                 writer.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
-                writer.write_meta_value(WORKSPACE_META_KEY, str(self.settings.workspace))
+                writer.write_meta_value(WORKSPACE_META_KEY, escaped(self.settings.workspace))
             self.last_sync = report
             return report
         finally:
