@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from fake_embedding_server import FakeEmbeddingServer  # noqa: E402
 from mdrecall.embeddings.batch_api import BatchOptions  # noqa: E402
+from mdrecall.embeddings.http import RemoteOptions  # noqa: E402
 from mdrecall.embeddings.openai import OpenAIEmbeddingProvider  # noqa: E402
-from mdrecall.embeddings.remote import RemoteOptions  # noqa: E402
 
 WORDS = [
     "memory", "index", "vector", "chunk", "markdown", "agent", "session",

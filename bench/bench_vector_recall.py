@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from mdrecall.config.settings import parse_config
+from mdrecall.embeddings.centering import center_query, centering_weight
 from mdrecall.embeddings.factory import create_provider
-from mdrecall.retrieval.centering import center_query, centering_weight
 from mdrecall.retrieval.search import run_search
 from mdrecall.storage import vectors as vector_index
 from mdrecall.storage.sqlite import Store

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from facts_fixtures import hashing_provider, make_settings  # noqa: F401
-from mdrecall.facts.capture import LlmExtractor, auto_capture, extract_rules, reject_reason, rule_candidate
+from mdrecall.facts.capture import LlmExtractor, auto_capture
+from mdrecall.facts.rules import extract_rules, reject_reason, rule_candidate
 from mdrecall.facts.store import FactStore
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,10 +10,10 @@ import pytest
 
 from mdrecall.config.settings import LocalConfig
 from mdrecall.embeddings import local
+from mdrecall.embeddings.centering import center_query
 from mdrecall.embeddings.local import create_local_provider
 from mdrecall.embeddings.paired import PairedProvider
 from mdrecall.errors import EmbeddingError
-from mdrecall.retrieval.centering import center_query
 
 from .conftest import write
 

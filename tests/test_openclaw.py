@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from mdrecall.agents.flush import flush_settings_from_openclaw
 from mdrecall.agents.tools import MEMORY_SEARCH, MemoryTools
 from mdrecall.backends.builtin import MemoryIndex
 from mdrecall.config.openclaw import (
     deep_merge,
     default_agent_id,
-    flush_settings_from_openclaw,
     load_openclaw_config,
     memory_config_from_openclaw,
     openclaw_state_dir,

@@ -10,9 +10,9 @@ import pytest
 
 from mdrecall.config.settings import LocalConfig
 from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
+from mdrecall.embeddings.centering import center_query, centering_weight, null_direction
 from mdrecall.embeddings.local import RECOMMENDED_CENTERING, create_local_provider
 from mdrecall.errors import EmbeddingError
-from mdrecall.retrieval.centering import center_query, centering_weight, null_direction
 from mdrecall.retrieval.search import run_search
 
 from .conftest import write

@@ -11,7 +11,7 @@ from fake_embedding_server import FakeEmbeddingServer, Reply, fake_vector, unit
 from mdrecall.config.settings import MemoryConfig
 from mdrecall.embeddings import factory
 from mdrecall.embeddings.factory import FallbackProvider, ProviderSwitchedError, create_provider
-from mdrecall.embeddings.remote import RemoteOptions, RetryPolicy
+from mdrecall.embeddings.http import RemoteOptions, RetryPolicy
 from mdrecall.errors import EmbeddingError
 
 pytest_plugins = ["fake_embedding_server"]

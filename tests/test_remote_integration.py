@@ -8,7 +8,7 @@ from fake_embedding_server import FakeEmbeddingServer
 from mdrecall.backends.builtin import MemoryIndex
 from mdrecall.config.settings import parse_config, resolve_settings
 from mdrecall.embeddings.factory import create_provider
-from mdrecall.embeddings.remote import RemoteOptions, RetryPolicy
+from mdrecall.embeddings.http import RemoteOptions, RetryPolicy
 
 pytest_plugins = ["fake_embedding_server"]
 

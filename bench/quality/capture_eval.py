@@ -22,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
-from mdrecall.facts.capture import extract_rules  # noqa: E402
+from mdrecall.facts.rules import extract_rules  # noqa: E402
 
 DEFAULT_SET = ROOT / "bench" / "quality" / "capture_set.jsonl"
 DEFAULT_OUT = ROOT / "bench" / "results" / "capture.json"

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from mdrecall.errors import MdrecallError
-from mdrecall.facts.store import CATEGORIES, FactStore, format_memories
+from mdrecall.facts.model import CATEGORIES
+from mdrecall.facts.store import FactStore, format_memories
 from mdrecall.text.bounds import invalid_text_field, invalid_text_message
 
 MEMORY_STORE = "memory_store"

@@ -188,3 +188,10 @@ def should_flush(
     if last_flush_count is not None and last_flush_count == cycle:
         return decide(False, "already flushed this compaction cycle", tokens, estimated)
     return decide(True, "over threshold", tokens, estimated)
+
+
+def flush_settings_from_openclaw(raw: Mapping[str, Any], agent_id: str | None = None) -> FlushSettings:
+    """Pre-compaction flush settings from an OpenClaw config (defaults merged with the agent's own)."""
+    from mdrecall.config.openclaw import openclaw_compaction
+
+    return FlushSettings.from_compaction_config(openclaw_compaction(raw, agent_id))

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 # backend's dependencies (qmd needs nothing, a server database needs its driver) load only when chosen.
 BACKENDS: dict[str, str] = {
     "builtin": "mdrecall.backends.builtin:open_builtin",
-    "qmd": "mdrecall.backends.qmd:open_qmd",
+    "qmd": "mdrecall.backends.fallback:open_qmd",
     "postgres": "mdrecall.backends.postgres:open_postgres",
 }
 

@@ -8,6 +8,7 @@ next search tries the primary again, so a recovered sidecar serves again without
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -19,6 +20,8 @@ from mdrecall.errors import PathRefusedError
 if TYPE_CHECKING:
     from mdrecall.backends.builtin import MemoryIndex
     from mdrecall.backends.qmd import QmdBackend
+    from mdrecall.config.settings import Settings
+    from mdrecall.embeddings.factory import ProviderResult
     from mdrecall.indexing.sync import ChunkProgressFn, ProgressFn, SyncReport
     from mdrecall.retrieval.search import SearchMode, SearchResponse
 
@@ -190,3 +193,23 @@ class FallbackBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def fallback_settings(settings: Settings) -> Settings:
+    """The builtin fallback also indexes the `[qmd] paths`, so a failing sidecar never hides those notes."""
+    config = settings.config
+    extra = list(config.extra_paths)
+    for entry in config.qmd.paths:
+        if entry.path not in extra:
+            extra.append(entry.path)
+    if extra == list(config.extra_paths):
+        return settings
+    return dataclasses.replace(settings, config=config.model_copy(update={"extra_paths": extra}))
+
+
+def open_qmd(settings: Settings, provider_result: ProviderResult | None = None) -> FallbackBackend:
+    """`backend = "qmd"`: qmd first, the builtin index (over the same notes) behind it for every failure."""
+    from mdrecall.backends.builtin import MemoryIndex
+    from mdrecall.backends.qmd import QmdBackend
+
+    return FallbackBackend(QmdBackend(settings), MemoryIndex(fallback_settings(settings), provider_result))

@@ -15,7 +15,6 @@ serves from that collection's root and nothing else. Any failure raises `QmdErro
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 import os
@@ -44,9 +43,7 @@ from mdrecall.retrieval.search import SearchResponse, SearchResult, finish_resul
 from mdrecall.text.bounds import bound_query
 
 if TYPE_CHECKING:
-    from mdrecall.backends.fallback import FallbackBackend
     from mdrecall.config.settings import Settings
-    from mdrecall.embeddings.factory import ProviderResult
 
 logger = logging.getLogger(__name__)
 
@@ -657,24 +654,4 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def fallback_settings(settings: Settings) -> Settings:
-    """The builtin fallback also indexes the `[qmd] paths`, so a failing sidecar never hides those notes."""
-    config = settings.config
-    extra = list(config.extra_paths)
-    for entry in config.qmd.paths:
-        if entry.path not in extra:
-            extra.append(entry.path)
-    if extra == list(config.extra_paths):
-        return settings
-    return dataclasses.replace(settings, config=config.model_copy(update={"extra_paths": extra}))
-
-
-def open_qmd(settings: Settings, provider_result: ProviderResult | None = None) -> FallbackBackend:
-    """`backend = "qmd"`: qmd first, the builtin index (over the same notes) behind it for every failure."""
-    from mdrecall.backends.builtin import MemoryIndex
-    from mdrecall.backends.fallback import FallbackBackend
-
-    return FallbackBackend(QmdBackend(settings), MemoryIndex(fallback_settings(settings), provider_result))
-
-
-__all__ = ["Collection", "QmdBackend", "QmdError", "handelize", "open_qmd", "parse_duration_ms", "scope_allows"]
+__all__ = ["Collection", "QmdBackend", "QmdError", "handelize", "parse_duration_ms", "scope_allows"]

@@ -10,22 +10,20 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import apsw
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from mdrecall import __version__
 from mdrecall.agents.tools import merge_overlapping, no_memory_files_message
 from mdrecall.backends import MemoryBackend, open_backend
+from mdrecall.cli.common import GlobalOptions, err, fail, out, print_json, say, settings_from, warn
 from mdrecall.cli.facts import register as register_fact_commands
 from mdrecall.cli.migrate import register as register_migrate_command
-from mdrecall.config.settings import Settings
 from mdrecall.errors import IndexWriteError, MdrecallError, describe_os_error
 from mdrecall.indexing.sync import SyncReport
 from mdrecall.retrieval.rerank import describe as describe_rerank
@@ -39,35 +37,6 @@ app = typer.Typer(
     help="Persistent, searchable memory for AI agents: markdown in, hybrid search out.",
 )
 # Messages are printed as rich Text (never parsed as markup, so "[mcp]" or "[openai]" survive) and with
-# soft wrapping (a long line stays one line when piped: scripts and grep see what was printed).
-out = Console(soft_wrap=True, highlight=False)
-err = Console(stderr=True, soft_wrap=True, highlight=False)
-
-
-def _say(console: Console, *parts: str | tuple[str, str]) -> None:
-    """Print plain strings and (text, style) pairs literally: user text is never read as rich markup."""
-    console.print(Text.assemble(*parts))
-
-
-def _warn(message: str) -> None:
-    _say(err, ("warning: ", "yellow"), message)
-
-
-@dataclass
-class GlobalOptions:
-    workspace: Path | None
-    agent: str | None
-    state_dir: Path | None
-    config: Path | None
-    db: Path | None
-    openclaw: bool = False
-
-
-def _fail(message: str) -> None:
-    """One line on stderr and exit code 1: every failure ends this way."""
-    first = " ".join(message.strip().splitlines()) or "failed"
-    _say(err, ("error: ", "bold red"), first)
-    raise typer.Exit(code=1)
 
 
 def _version_callback(value: bool) -> None:
@@ -107,19 +76,8 @@ def main_options(
     ctx.obj = GlobalOptions(workspace, agent, state_dir, config, db, openclaw)
 
 
-def _settings(ctx: typer.Context) -> Settings:
-    """Settings from the global options: mdrecall's own layout, or OpenClaw's with --openclaw."""
-    from mdrecall.config.openclaw import settings_for
-
-    opts: GlobalOptions = ctx.obj
-    settings, warnings = settings_for(opts.openclaw, opts.agent, opts.workspace, opts.config, opts.state_dir, opts.db)
-    for warning in warnings:
-        _warn(warning)
-    return settings
-
-
 def _open(ctx: typer.Context) -> MemoryBackend:
-    return open_backend(_settings(ctx))
+    return open_backend(settings_from(ctx))
 
 
 # Without a terminal (a log, CI, an agent's tool call) progress is a plain line at most this often: a bar
@@ -210,12 +168,12 @@ def _fresh(index: MemoryBackend, quiet: bool) -> SyncReport | None:
     if index.read_only or not index.is_dirty():
         if index.read_only:
             where = getattr(index, "db_path", "the index")
-            _say(err, ("note: ", "yellow"), f"{where} is read-only: answering from the index as it is")
+            say(err, ("note: ", "yellow"), f"{where} is read-only: answering from the index as it is")
         return None
     try:
         return _sync_with_progress(index, force=False, reason="stale", quiet=quiet)
     except IndexWriteError as exc:
-        _say(err, ("note: ", "yellow"), str(exc))
+        say(err, ("note: ", "yellow"), str(exc))
         return None
 
 
@@ -223,11 +181,7 @@ def _require_memory_files(index: MemoryBackend) -> None:
     """Fail with one line when the workspace holds no memory at all (most likely the wrong folder)."""
     message = no_memory_files_message(index)
     if message:
-        _fail(message)
-
-
-def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+        fail(message)
 
 
 def _run(ctx: typer.Context, body) -> None:  # type: ignore[no-untyped-def]
@@ -236,13 +190,13 @@ def _run(ctx: typer.Context, body) -> None:  # type: ignore[no-untyped-def]
         with _open(ctx) as index:
             body(index)
     except MdrecallError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except OSError as exc:  # a fault no layer below named: still one line, never a traceback
-        _fail(describe_os_error(exc, "cannot continue"))
+        fail(describe_os_error(exc, "cannot continue"))
     except apsw.Error as exc:
-        _fail(f"index error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        fail(f"index error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
     except KeyboardInterrupt:
-        _say(err, "interrupted")
+        say(err, "interrupted")
         raise typer.Exit(code=130) from None
 
 
@@ -265,13 +219,13 @@ def index(
         else:
             report = _sync_with_progress(idx, force=force, reason="cli", quiet=as_json or quiet)
         if as_json:
-            _print_json(report.as_dict())
+            print_json(report.as_dict())
             return
         kind = "full reindex" if report.full_reindex else "incremental sync"
         why = f" ({report.full_reason})" if report.full_reason and report.full_reason != "forced" else ""
         provider = getattr(idx, "provider", None)
         model = f"{provider.id}/{provider.model}" if provider else "none (keyword-only)"
-        _say(
+        say(
             out,
             f"{kind}{why}: {report.files_indexed} files / {report.chunks_indexed} chunks indexed, "
             f"{report.files_unchanged} unchanged, {report.files_deleted} removed "
@@ -279,9 +233,9 @@ def index(
             f"{report.texts_embedded} embedded, {report.cache_hits} from cache)",
         )
         for path, problem in report.skipped:
-            _warn(f"{path}: {problem}")
+            warn(f"{path}: {problem}")
         if report.provider_error:
-            _warn(
+            warn(
                 f"embedding provider unavailable ({report.provider_error}): keyword index built, "
                 f"{report.vectors_pending} chunks wait for vectors (filled by the next index once it answers)"
             )
@@ -300,7 +254,7 @@ def search(
     """Search memory by meaning and by keyword."""
 
     if not query.strip():
-        _fail('the query is empty: say what to look for, e.g. mdrecall search "deploy decision"')
+        fail('the query is empty: say what to look for, e.g. mdrecall search "deploy decision"')
 
     def body(idx: MemoryBackend) -> None:
         _require_memory_files(idx)
@@ -308,28 +262,28 @@ def search(
         response = idx.search(query, max_results=max_results, min_score=min_score)
         results = merge_overlapping(response.results, idx)
         if as_json:
-            _print_json([r.to_dict() for r in results])
+            print_json([r.to_dict() for r in results])
             if response.notice:
-                _say(err, "note: ", response.notice)
+                say(err, "note: ", response.notice)
             if response.backend_fallback:
-                _say(err, "note: answered by the builtin index: ", response.backend_fallback["reason"])
+                say(err, "note: answered by the builtin index: ", response.backend_fallback["reason"])
             return
         if not results:
-            _say(out, f"no results for {query!r} ({response.notice or 'nothing matched'})")
+            say(out, f"no results for {query!r} ({response.notice or 'nothing matched'})")
             return
         if response.notice:
-            _say(out, ("note: ", "yellow"), response.notice)
+            say(out, ("note: ", "yellow"), response.notice)
         if response.backend_fallback:
-            _say(out, ("note: ", "yellow"), "answered by the builtin index: ", response.backend_fallback["reason"])
+            say(out, ("note: ", "yellow"), "answered by the builtin index: ", response.backend_fallback["reason"])
         for rank, result in enumerate(results, 1):
-            _say(
+            say(
                 out,
                 (f"{rank}. {result.path}:{result.start_line}-{result.end_line}", "bold"),
                 f"  score {result.score:.3f}  ",
                 (result.source, "dim"),
             )
-            _say(out, "   " + _whole_lines(idx, result).strip().replace("\n", "\n   "))
-        _say(out, (f"{len(results)} results · {response.mode} · {response.provider}", "dim"))
+            say(out, "   " + _whole_lines(idx, result).strip().replace("\n", "\n   "))
+        say(out, (f"{len(results)} results · {response.mode} · {response.provider}", "dim"))
 
     _run(ctx, body)
 
@@ -366,7 +320,7 @@ def get(
         result = idx.read_file(path, from_line=from_line, lines=lines)
         _fresh(idx, quiet=True)
         if as_json:
-            _print_json(result)
+            print_json(result)
         else:
             sys.stdout.write(result["text"] + ("" if result["text"].endswith("\n") else "\n"))
 
@@ -545,21 +499,21 @@ def status(
         if empty:
             info["warning"] = empty
         if as_json:
-            _print_json(info)
+            print_json(info)
         elif out.is_terminal:
             out.print(_status_table(info, verbose))
         else:  # piped: one unwrapped "key  value" line per row, whatever the width
             rows = _status_rows(info, verbose)
             width = max(len(key) for key, _ in rows)
             for key, value in rows:
-                _say(out, f"{key.ljust(width)}  {value}")
+                say(out, f"{key.ljust(width)}  {value}")
         if _server_down(info):
             raise typer.Exit(code=1)  # shown above; scripts see it in the exit code too
         failed = _failed_probes(info)
         if failed:
-            _fail("status --deep: probe failed: " + "; ".join(failed))
+            fail("status --deep: probe failed: " + "; ".join(failed))
         if empty and not as_json:
-            _warn(empty)
+            warn(empty)
 
     _run(ctx, body)
 
@@ -571,7 +525,7 @@ def _verbose_progress() -> Any:
     def update(done: int, total: int, label: str) -> None:
         if label and label != last["label"]:
             last["label"] = label
-            _say(err, f"[{done}/{total}] {label}")
+            say(err, f"[{done}/{total}] {label}")
 
     return update
 
@@ -591,7 +545,7 @@ def watch(
             return
         stamp = time.strftime("%H:%M:%S")
         kind = "full reindex" if report.full_reindex else "sync"
-        _say(
+        say(
             out,
             f"{stamp} {kind} ({report.reason}): {report.files_indexed} indexed, {report.files_deleted} removed, "
             f"{report.files_unchanged} unchanged in {report.seconds:.2f}s",
@@ -605,12 +559,12 @@ def watch(
         idx.on_synced = line
         idx.start_background(watch=True)
         chatter = err if as_json else out  # with --json, stdout carries only the JSON lines
-        _say(chatter, f"watching {idx.settings.workspace} (Ctrl-C to stop)")
+        say(chatter, f"watching {idx.settings.workspace} (Ctrl-C to stop)")
         try:
             while True:
                 time.sleep(0.5)
         except KeyboardInterrupt:
-            _say(chatter, "stopping")
+            say(chatter, "stopping")
         finally:
             idx.stop_background()
 
@@ -635,15 +589,15 @@ def mcp(
 
     missing = sdk_missing()  # a broken install: the SDK is a core dependency
     if missing:
-        _fail(missing)
+        fail(missing)
     try:
-        settings = _settings(ctx)
+        settings = settings_from(ctx)
         if http:
             run_http(settings, host=host, port=port, token=read_token(token_file))
         else:
             run_stdio(settings)
     except MdrecallError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 register_fact_commands(app)  # facts, hook, install: see cli_facts.py
@@ -654,7 +608,7 @@ def main() -> None:
     """Console-script entry point: usage mistakes too end with one line on stderr and exit code 1."""
     invalid = invalid_argument(sys.argv[1:])
     if invalid:
-        _say(err, ("error: ", "bold red"), invalid)
+        say(err, ("error: ", "bold red"), invalid)
         sys.exit(1)
     try:
         code = app(standalone_mode=False)
@@ -687,17 +641,17 @@ def _usage_exit(exc: Exception) -> int:
         sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
         return 0
     if name == "Abort":
-        _say(err, "interrupted")
+        say(err, "interrupted")
         return 130
     if isinstance(exc, UnicodeError):  # text that is not UTF-8 (stdin, a file name): one line, not a traceback
         reason = getattr(exc, "reason", type(exc).__name__)
-        _say(err, ("error: ", "bold red"), f"input is not valid UTF-8 text ({reason})")
+        say(err, ("error: ", "bold red"), f"input is not valid UTF-8 text ({reason})")
         return 1
     if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
         ctx = getattr(exc, "ctx", None)
         command = ctx.command_path.partition(" ")[2] if ctx is not None else ""
         hint = f" (see: mdrecall {command + ' ' if command else ''}--help)"
-        _say(err, ("error: ", "bold red"), " ".join(exc.format_message().split()) + hint)
+        say(err, ("error: ", "bold red"), " ".join(exc.format_message().split()) + hint)
         return 1
     raise exc
 

@@ -12,7 +12,6 @@ Errors end with one line on stderr and exit code 1, like the rest of the CLI.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import typer
 
+from mdrecall.cli.common import fail, print_json, settings_from
 from mdrecall.errors import MdrecallError
 
 facts_app = typer.Typer(no_args_is_help=True, help="Short memories (preferences, decisions, people) on LanceDB.")
@@ -33,45 +33,17 @@ def register(app: typer.Typer) -> None:
     app.command("hook")(hook)
 
 
-def _fail(message: str) -> None:
-    sys.stderr.write(f"error: {message}\n")
-    raise typer.Exit(code=1)
-
-
-def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
-
-
-def _settings(ctx: typer.Context, workspace: str | None = None) -> Any:
-    """Settings from the global options (`--workspace` wins over a hook payload's cwd)."""
-    from mdrecall.config.openclaw import settings_for
-
-    opts = ctx.obj
-    chosen = opts.workspace if opts is not None and opts.workspace is not None else workspace
-    settings, warnings = settings_for(
-        bool(getattr(opts, "openclaw", False)),
-        getattr(opts, "agent", None),
-        chosen,
-        getattr(opts, "config", None),
-        getattr(opts, "state_dir", None),
-        getattr(opts, "db", None),
-    )
-    for warning in warnings:
-        sys.stderr.write(f"warning: {warning}\n")
-    return settings
-
-
 def _with_store(ctx: typer.Context, body: Callable[[Any], None]) -> None:
     from mdrecall.facts.store import FactStore, require_lancedb
 
     try:
         require_lancedb()
-        with FactStore(_settings(ctx)) as store:
+        with FactStore(settings_from(ctx)) as store:
             body(store)
             for warning in store.warnings:  # lines of facts.md that cannot be read: kept, and said once
                 sys.stderr.write(f"warning: {warning}\n")
     except MdrecallError as err:
-        _fail(str(err))
+        fail(str(err))
 
 
 def _show_fact(fact: dict[str, Any], score: float | None = None) -> None:
@@ -92,7 +64,7 @@ def facts_store(
     def body(store: Any) -> None:
         result = store.store(text, importance=importance, category=category)
         if as_json:
-            _print_json(result.to_dict())
+            print_json(result.to_dict())
         else:
             sys.stdout.write(result.message + "\n")
 
@@ -111,7 +83,7 @@ def facts_recall(
     def body(store: Any) -> None:
         hits = store.recall(query, limit=limit)
         if as_json:
-            _print_json([h.to_dict() for h in hits])
+            print_json([h.to_dict() for h in hits])
             return
         if not hits:
             sys.stdout.write(f"no memories match {query!r}\n")
@@ -130,12 +102,12 @@ def facts_forget(
 ) -> None:
     """Delete a memory (and its line in memory/facts.md); a query matching several deletes nothing."""
     if not fact_id and not query:
-        _fail("give a memory id or --query TEXT")
+        fail("give a memory id or --query TEXT")
 
     def body(store: Any) -> None:
         result = store.forget(fact_id, query)
         if as_json:
-            _print_json(result.to_dict())
+            print_json(result.to_dict())
             return
         sys.stdout.write(result.message + "\n")
         for hit in result.candidates:
@@ -155,7 +127,7 @@ def facts_list(
     def body(store: Any) -> None:
         facts = store.list(category)
         if as_json:
-            _print_json([f.to_dict() for f in facts])
+            print_json([f.to_dict() for f in facts])
             return
         for fact in facts:
             _show_fact(fact.to_dict())
@@ -171,7 +143,7 @@ def facts_stats(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"
     def body(store: Any) -> None:
         stats = store.stats()
         if as_json:
-            _print_json(stats)
+            print_json(stats)
             return
         cats = ", ".join(f"{k} {v}" for k, v in stats["byCategory"].items())
         sys.stdout.write(
@@ -204,13 +176,13 @@ def hook(
         name = canonical_event(event)
         payload = read_payload(sys.stdin.read())
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-        runner = HookRunner(_settings(ctx, cwd))
+        runner = HookRunner(settings_from(ctx, cwd))
         try:
             result = runner.run(name, payload)
         finally:
             runner.close()
     except MdrecallError as err:
-        _fail(str(err))
+        fail(str(err))
         return
     if result.stdout:
         sys.stdout.write(result.stdout + ("" if result.stdout.endswith("\n") else "\n"))
@@ -238,7 +210,7 @@ def install_claude_code(
     try:
         written = install(target, base, mcp_file.expanduser() if mcp_file else None)
     except MdrecallError as err:
-        _fail(str(err))
+        fail(str(err))
         return
     sys.stdout.write(f"mdrecall hooks ({', '.join(written['events'])}) written to {written['settings']}\n")
     sys.stdout.write(f"MCP server 'mdrecall' written to {written.get('mcp', written['settings'])}\n")

@@ -16,6 +16,7 @@ from typing import Any
 
 import typer
 
+from mdrecall.cli.common import fail, settings_from
 from mdrecall.errors import MdrecallError
 
 TARGETS = ("postgres",)
@@ -24,12 +25,6 @@ TARGETS = ("postgres",)
 def register(app: typer.Typer) -> None:
     """Add `migrate` to the main `mdrecall` app."""
     app.command("migrate")(migrate)
-
-
-def _fail(message: str) -> None:
-    first = " ".join(str(message).strip().splitlines()) or "failed"
-    sys.stderr.write(f"error: {first}\n")
-    raise typer.Exit(code=1)
 
 
 def _progress_bar(quiet: bool) -> Any:
@@ -60,14 +55,12 @@ def migrate(
     Nothing is re-embedded; the SQLite index is left as it is. Then set `store.driver = "postgres"`.
     """
     if to not in TARGETS:
-        _fail(f"cannot migrate to {to!r}: supported targets are {', '.join(TARGETS)}")
-    from mdrecall.cli.app import _settings
-
+        fail(f"cannot migrate to {to!r}: supported targets are {', '.join(TARGETS)}")
     try:
-        settings = _settings(ctx)
+        settings = settings_from(ctx)
         report = _run(settings, force, quiet or as_json)
     except MdrecallError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except KeyboardInterrupt:
         sys.stderr.write("interrupted (nothing switched in on the server; run again)\n")
         raise typer.Exit(code=130) from None

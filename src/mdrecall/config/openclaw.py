@@ -33,7 +33,6 @@ from typing import Any
 import json5
 from pydantic import BaseModel
 
-from mdrecall.agents.flush import FlushSettings
 from mdrecall.config.settings import (
     DEFAULT_AGENT_ID,
     MemoryConfig,
@@ -306,13 +305,13 @@ def mdrecall_index_path(agent_id: str, workspace: Path, state_dir: str | os.Path
     return resolve_state_dir(state_dir) / "openclaw" / f"{agent_id}-{workspace_key(workspace)}.sqlite"
 
 
-def flush_settings_from_openclaw(raw: Mapping[str, Any], agent_id: str | None = None) -> FlushSettings:
-    """Pre-compaction flush settings: `agents.defaults.compaction` merged with the agent's `compaction`."""
+def openclaw_compaction(raw: Mapping[str, Any], agent_id: str | None = None) -> Mapping[str, Any]:
+    """The compaction section: `agents.defaults.compaction` merged with the agent's `compaction`."""
     compaction = _section(raw, "agents", "defaults", "compaction")
     found = find_agent(raw, agent_id or default_agent_id(raw))
     if found is not None and isinstance(found[1].get("compaction"), Mapping):
         compaction = deep_merge(compaction, found[1]["compaction"])
-    return FlushSettings.from_compaction_config(compaction)
+    return compaction
 
 
 def agent_workspace(raw: Mapping[str, Any], agent_id: str, state_dir: Path) -> Path:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from datetime import date
 
-from mdrecall.retrieval.ranking import file_date
+from mdrecall.text.dates import file_date
 
 CONTEXT_VERSION = "date-headings-2"
 

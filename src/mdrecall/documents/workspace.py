@@ -432,3 +432,9 @@ def resolve_memory_path(workspace: Path, rel_path: str, extra_paths: list[str] |
     if _has_symlink_component(abs_path, _link_root(abs_path, workspace, extras)):
         raise PathRefusedError(f"path refused: symlinks are not followed: {raw}")
     return abs_path
+
+
+MEMORY_SOURCE = "memory"
+
+
+SESSIONS_SOURCE = "sessions"

@@ -27,7 +27,7 @@ from mdrecall.errors import EmbeddingError
 if TYPE_CHECKING:
     import numpy as np
 
-    from mdrecall.embeddings.remote import RemoteOptions
+    from mdrecall.embeddings.http import RemoteOptions
 
 AUTO_REMOTE_ORDER = ("openai", "gemini", "voyage")
 _REMOTE_NAMES = frozenset(AUTO_REMOTE_ORDER)

@@ -7,20 +7,59 @@ neither imports the other at module load (the old remote <-> batch_api import cy
 from __future__ import annotations
 
 import logging
+import random
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
 from mdrecall.errors import EmbeddingError
 
-if TYPE_CHECKING:
-    from mdrecall.embeddings.remote import RemoteOptions
-
 logger = logging.getLogger("mdrecall.embeddings")
+
+RETRY_MAX_ATTEMPTS = 3
+RETRY_BASE_DELAY_S = 0.5
+RETRY_MAX_DELAY_S = 8.0
+QUERY_TIMEOUT_S = 60.0
+BATCH_TIMEOUT_S = 120.0
+BATCH_MAX_TOKENS = 8000
+INDEX_CONCURRENCY = 4
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with jitter; `sleep` is injectable so tests never wait for real."""
+
+    attempts: int = RETRY_MAX_ATTEMPTS
+    base_delay: float = RETRY_BASE_DELAY_S
+    max_delay: float = RETRY_MAX_DELAY_S
+    jitter: float = 0.2
+    sleep: Callable[[float], None] = time.sleep
+    # a server's Retry-After is honoured up to this many seconds: a longer ask waits this long and retries
+    retry_after_cap: float = 60.0
+
+    def delay(self, retry_number: int) -> float:
+        """Seconds to wait before retry `retry_number` (1-based): base·2^(n-1), +0..jitter, capped."""
+        raw = self.base_delay * (2 ** max(0, retry_number - 1))
+        return min(self.max_delay, raw * (1.0 + random.random() * self.jitter))
+
+
+@dataclass(frozen=True)
+class RemoteOptions:
+    """Per-instance knobs of a remote provider; defaults are the spec's constants."""
+
+    query_timeout: float = QUERY_TIMEOUT_S
+    batch_timeout: float = BATCH_TIMEOUT_S
+    max_batch_tokens: int = BATCH_MAX_TOKENS
+    concurrency: int = INDEX_CONCURRENCY
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    transport: httpx.BaseTransport | None = None
+
 
 _RETRYABLE_MARKERS = (
     "rate limit",

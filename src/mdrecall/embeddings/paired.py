@@ -17,7 +17,7 @@ from functools import cached_property
 import numpy as np
 
 from mdrecall.embeddings.base import EmbeddingProvider, fingerprint
-from mdrecall.retrieval.centering import center_query
+from mdrecall.embeddings.centering import center_query
 
 
 class PairedProvider:

@@ -16,23 +16,29 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import threading
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import numpy as np
 
 from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
 from mdrecall.embeddings.batch_api import BatchController, BatchOptions
 from mdrecall.embeddings.http import (  # noqa: F401  (re-exported: providers and tests import them from here)
+    BATCH_MAX_TOKENS,
+    BATCH_TIMEOUT_S,
+    INDEX_CONCURRENCY,
+    QUERY_TIMEOUT_S,
     REDACTED,
+    RETRY_BASE_DELAY_S,
+    RETRY_MAX_ATTEMPTS,
+    RETRY_MAX_DELAY_S,
     EmbeddingHttp,
     Redactor,
     RemoteHttpError,
+    RemoteOptions,
+    RetryPolicy,
     is_retryable,
     parse_json,
     run_concurrently,
@@ -42,14 +48,7 @@ from mdrecall.errors import EmbeddingError
 
 logger = logging.getLogger("mdrecall.embeddings")
 
-BATCH_MAX_TOKENS = 8000
 APPROX_CHARS_PER_TOKEN = 1
-INDEX_CONCURRENCY = 4
-RETRY_MAX_ATTEMPTS = 3
-RETRY_BASE_DELAY_S = 0.5
-RETRY_MAX_DELAY_S = 8.0
-QUERY_TIMEOUT_S = 60.0
-BATCH_TIMEOUT_S = 120.0
 
 REMOTE_PROVIDER_IDS = ("openai", "gemini", "voyage")
 AUTH_HEADER_NAMES = frozenset({"authorization", "x-goog-api-key", "api-key", "x-api-key"})
@@ -63,36 +62,6 @@ ENV_KEY_NAMES: dict[str, tuple[str, ...]] = {
 # ---------------------------------------------------------------------------------------------------------
 # Tunables (injectable so tests run in milliseconds)
 # ---------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with jitter; `sleep` is injectable so tests never wait for real."""
-
-    attempts: int = RETRY_MAX_ATTEMPTS
-    base_delay: float = RETRY_BASE_DELAY_S
-    max_delay: float = RETRY_MAX_DELAY_S
-    jitter: float = 0.2
-    sleep: Callable[[float], None] = time.sleep
-    # a server's Retry-After is honoured up to this many seconds: a longer ask waits this long and retries
-    retry_after_cap: float = 60.0
-
-    def delay(self, retry_number: int) -> float:
-        """Seconds to wait before retry `retry_number` (1-based): base·2^(n-1), +0..jitter, capped."""
-        raw = self.base_delay * (2 ** max(0, retry_number - 1))
-        return min(self.max_delay, raw * (1.0 + random.random() * self.jitter))
-
-
-@dataclass(frozen=True)
-class RemoteOptions:
-    """Per-instance knobs of a remote provider; defaults are the spec's constants."""
-
-    query_timeout: float = QUERY_TIMEOUT_S
-    batch_timeout: float = BATCH_TIMEOUT_S
-    max_batch_tokens: int = BATCH_MAX_TOKENS
-    concurrency: int = INDEX_CONCURRENCY
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    transport: httpx.BaseTransport | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------

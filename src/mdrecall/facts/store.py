@@ -36,6 +36,15 @@ import numpy as np
 from mdrecall.config.settings import FactsConfig, Settings
 from mdrecall.documents.writer import append_entry
 from mdrecall.errors import MdrecallError
+from mdrecall.facts.model import (
+    CATEGORIES,
+    DEFAULT_IMPORTANCE,
+    Fact,
+    FactHit,
+    clean_text,
+    normalize_category,
+    strip_injected,
+)
 from mdrecall.text.bounds import bound_query
 
 try:
@@ -43,13 +52,10 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
-CATEGORIES = ("preference", "fact", "decision", "entity", "other")
-DEFAULT_IMPORTANCE = 0.7
 # Forgetting by query deletes only a clear match: score >= FORGET_MIN_SCORE and FORGET_MARGIN ahead of the
 # runner-up; otherwise the candidates come back and the caller must name the id.
 FORGET_MIN_SCORE = 0.5
 FORGET_MARGIN = 0.15
-MAX_FACT_CHARS = 1000
 TABLE = "facts"
 INSTALL_HINT = "the fact store needs LanceDB: pip install 'mdrecall[facts]'"
 FILE_MARKER = "<!-- mdrecall:facts"
@@ -75,69 +81,9 @@ def require_lancedb() -> Any:
     return lancedb
 
 
-@dataclass(frozen=True)
-class Fact:
-    """One memory: what OpenClaw calls a MemoryEntry (created_at in epoch milliseconds)."""
-
-    id: str
-    text: str
-    category: str = "other"
-    importance: float = DEFAULT_IMPORTANCE
-    created_at: int = 0
-
-    @property
-    def date(self) -> str:
-        return datetime.fromtimestamp(self.created_at / 1000, tz=timezone.utc).date().isoformat()
-
-    def line(self) -> str:
-        """The fact's line in facts.md."""
-        return f"- [{self.id}] ({self.category}, {self.date}, importance {self.importance:.2f}) {self.text}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "text": self.text,
-            "category": self.category,
-            "importance": round(self.importance, 3),
-            "createdAt": self.created_at,
-            "date": self.date,
-        }
-
-
-@dataclass(frozen=True)
-class FactHit:
-    fact: Fact
-    score: float
-    vector_score: float | None = None
-    text_score: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {**self.fact.to_dict(), "score": round(self.score, 4), "textScore": round(self.text_score, 4)}
-        if self.vector_score is not None:
-            out["vectorScore"] = round(self.vector_score, 4)
-        return out
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Text helpers
 # ---------------------------------------------------------------------------------------------------------
-
-
-def clean_text(text: str) -> str:
-    """One line, whitespace collapsed, secrets redacted, at most MAX_FACT_CHARS (a fact is one line)."""
-    from mdrecall.facts.capture import redact_secrets
-
-    one_line = " ".join(str(text).split())
-    return redact_secrets(one_line)[:MAX_FACT_CHARS].strip()
-
-
-def normalize_category(category: str | None) -> str | None:
-    if category is None:
-        return None
-    value = str(category).strip().lower()
-    if value not in CATEGORIES:
-        raise MdrecallError(f"category must be one of {', '.join(CATEGORIES)} (got {category!r})")
-    return value
 
 
 def _terms(text: str) -> set[str]:
@@ -555,7 +501,7 @@ class FactStore:
         now: float | None = None,
     ) -> StoreResult:
         """Store a fact unless a near-identical one exists (cosine >= facts.duplicateThreshold)."""
-        from mdrecall.facts.capture import classify
+        from mdrecall.facts.rules import classify
 
         cleaned = clean_text(text)
         if len(cleaned) < 3:
@@ -770,11 +716,3 @@ def auto_recall(store: FactStore, prompt: str, limit: int | None = None, min_sco
         text, limit=limit or cfg.recall_limit, min_score=cfg.recall_min_score if min_score is None else min_score
     )
     return format_memories(hits, cfg.recall_max_chars)
-
-
-_INJECTED_RE = re.compile(r"<relevant-memories>.*?(</relevant-memories>|$)", re.S)
-
-
-def strip_injected(text: str) -> str:
-    """Text without any `<relevant-memories>` block, so injected memories are never captured or re-queried."""
-    return _INJECTED_RE.sub(" ", text or "")

@@ -26,11 +26,11 @@ from mdrecall.documents.chunking import Chunk, chunk_markdown, hash_text
 from mdrecall.documents.context import CONTEXT_VERSION, chunk_prefixes, with_context
 from mdrecall.documents.sessions import SessionFile, map_lines, read_transcript
 from mdrecall.documents.windows import DEFAULT_WINDOW_LINES, DEFAULT_WINDOW_STRIDE, WindowPlan, chunk_windows
-from mdrecall.documents.workspace import MemoryFile, decode_text, has_text_bom
+from mdrecall.documents.workspace import MEMORY_SOURCE, SESSIONS_SOURCE, MemoryFile, decode_text, has_text_bom
 from mdrecall.embeddings.base import EmbeddingProvider
 from mdrecall.embeddings.factory import ProviderSwitchedError
 from mdrecall.errors import EmbeddingError
-from mdrecall.storage.sqlite import STORAGE_FORMAT, ChunkRow, FileRow, Store, remove_db_files
+from mdrecall.storage.sqlite import SKIPPED_HASH_PREFIX, STORAGE_FORMAT, ChunkRow, FileRow, Store, remove_db_files
 from mdrecall.text.redact import REDACTION_VERSION, redact
 from mdrecall.text.tokens import FTS_TEXT_VERSION
 
@@ -38,14 +38,11 @@ ProgressFn = Callable[[int, int, str], None]
 # (chunks embedded or taken from the cache so far, chunks to embed in this sync): drives rate and ETA
 ChunkProgressFn = Callable[[int, int], None]
 FTS_ONLY_MODEL = "fts-only"
-MEMORY_SOURCE = "memory"
-SESSIONS_SOURCE = "sessions"
 EMBED_WINDOW_CHUNKS = 256
 # a local model embeds ~10-50 chunks/s: report after every step so progress moves (remote calls stay whole)
 LOCAL_EMBED_STEP = 64
 MAX_FILE_BYTES = 10_000_000  # default of the `maxFileBytes` setting
 BINARY_SNIFF_BYTES = 8192
-SKIPPED_HASH_PREFIX = "skipped:"
 
 if TYPE_CHECKING:
     import numpy as np

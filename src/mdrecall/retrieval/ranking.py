@@ -6,12 +6,12 @@ Nothing here touches the store or a provider; `search.run_search` feeds these wi
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Hashable, Sequence
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from typing import Literal, TypeVar
 
+from mdrecall.text.dates import EVERGREEN_NAMES, file_date  # noqa: F401  (file_date is part of the ranking rules)
 from mdrecall.text.tokens import CJK_CLASSES, bigrams, normalize, script_runs
 
 DAY_SECONDS = 86_400.0
@@ -22,23 +22,6 @@ K = TypeVar("K", bound=Hashable)
 # ---------------------------------------------------------------------------------------------------------
 # Temporal decay
 # ---------------------------------------------------------------------------------------------------------
-
-# A YYYY-MM-DD date anywhere in a file name, but not glued to other digits ("ticket-92025-06-15" is no date).
-_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
-EVERGREEN_NAMES = frozenset({"memory.md"})
-
-
-def file_date(path: str) -> date | None:
-    """The date a daily note's file name carries, or None (evergreen). Impossible dates are no date."""
-    name = os.path.basename(path.replace("\\", "/"))
-    if name.lower() in EVERGREEN_NAMES:
-        return None
-    for match in _DATE_IN_NAME.finditer(name):
-        try:
-            return date(int(match[1]), int(match[2]), int(match[3]))
-        except ValueError:
-            continue
-    return None
 
 
 def to_epoch(now: datetime | float | None) -> float:

@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING, Any
 
 from mdrecall.config.settings import RerankConfig
 from mdrecall.documents.context import date_phrase, with_context
-from mdrecall.retrieval.ranking import file_date
+from mdrecall.text.dates import file_date
 from mdrecall.text.fts_query import holds_identifier
 
 if TYPE_CHECKING:
     import httpx
 
     from mdrecall.embeddings.http import EmbeddingHttp
-    from mdrecall.retrieval.search import Hit
+    from mdrecall.retrieval.results import Hit
 
 logger = logging.getLogger("mdrecall.retrieval.rerank")
 
@@ -122,8 +122,12 @@ class RerankClient:
         sleep: Callable[[float], None] = time.sleep,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        from mdrecall.embeddings.http import EmbeddingHttp, Redactor  # httpx only when a reranker is used
-        from mdrecall.embeddings.remote import RemoteOptions, RetryPolicy
+        from mdrecall.embeddings.http import (  # httpx only when a reranker is used
+            EmbeddingHttp,
+            Redactor,
+            RemoteOptions,
+            RetryPolicy,
+        )
 
         self.format = WIRE_FORMATS[provider]
         self.model = (model or self.format.model).strip()

@@ -12,14 +12,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from mdrecall.config.settings import QueryConfig
 from mdrecall.documents.context import date_phrase, with_context
 from mdrecall.embeddings.base import EmbeddingProvider
-from mdrecall.retrieval.centering import center_query, centering_weight
+from mdrecall.embeddings.centering import center_query, centering_weight
 from mdrecall.retrieval.ranking import (
     RRF_K,
     CitationsMode,
@@ -40,11 +39,11 @@ from mdrecall.retrieval.ranking import (
     word_set,
 )
 from mdrecall.retrieval.rerank import join_notices, rerank_hits
+from mdrecall.retrieval.results import Hit, SearchResponse, SearchResult
 from mdrecall.storage.sqlite import SearchRow, Store
 from mdrecall.text.bounds import bound_query, cut_notice
 from mdrecall.text.dates import date_ranges, in_ranges
 from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and tests import the builders from here)
-    _quote,
     build_fts_query,
     build_keyword_query,
     expand_query_terms,
@@ -54,6 +53,7 @@ from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and t
     keyword_coverage,
     keyword_match,
     query_identifiers,
+    quote_term,
     split_on_stopwords,
     strip_korean_particle,
     word_terms,
@@ -105,16 +105,6 @@ def snippet_window(text: str, max_chars: int, terms: Sequence[str] = ()) -> str:
         start = max(0, first - max_chars // 4)
     start = min(start, len(text) - max_chars)
     return text[start : start + max_chars]
-
-
-@dataclass
-class Hit:
-    """A chunk with the scores of both sides and the merged score."""
-
-    row: SearchRow
-    vector_score: float = 0.0
-    text_score: float = 0.0
-    score: float = 0.0
 
 
 def merge_hybrid(
@@ -283,45 +273,6 @@ def _fold_into(kept: list[Hit], hit: Hit) -> bool:
     return False
 
 
-@dataclass
-class SearchResult:
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    snippet: str
-    source: str
-    vector_score: float | None = None
-    text_score: float | None = None
-    citation: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The spec's MemorySearchResult shape (camelCase)."""
-        out: dict[str, Any] = {
-            "path": self.path,
-            "startLine": self.start_line,
-            "endLine": self.end_line,
-            "score": round(self.score, 6),
-            "snippet": self.snippet,
-            "source": self.source,
-        }
-        if self.citation is not None:
-            out["citation"] = self.citation
-        return out
-
-
-@dataclass
-class SearchResponse:
-    results: list[SearchResult]
-    provider: str
-    model: str | None
-    mode: str  # "hybrid" | "keyword" | "vector" | "fts-only"
-    notice: str | None = None
-    relaxed: bool = False
-    backend: str = "builtin"  # the engine that served these results (see mdrecall.backends)
-    backend_fallback: dict[str, str] | None = None  # {"from": "qmd", "reason": ...} when the primary failed
-
-
 def _to_result(hit: Hit, snippet_max: int, mode: str, terms: Sequence[str] = ()) -> SearchResult:
     row = hit.row
     return SearchResult(
@@ -470,7 +421,7 @@ _PREFIXABLE = re.compile(r"[a-z0-9]{3,}")
 def _word_or_its_forms(term: str) -> str:
     """A plain word of 3+ letters as an FTS5 prefix ("run" also finds "runs", "running"); anything else as
     it is. The index does not stem, and a question rarely uses the note's exact form of a verb."""
-    return _quote(term) + "*" if _PREFIXABLE.fullmatch(term) else _quote(term)
+    return quote_term(term) + "*" if _PREFIXABLE.fullmatch(term) else quote_term(term)
 
 
 def _all_keywords_ids(store: Store, query: str, model: str, sources: Sequence[str], limit: int) -> set[str]:

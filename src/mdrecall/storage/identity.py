@@ -21,6 +21,8 @@ from pathlib import Path
 from mdrecall.errors import ForeignFileError
 
 APPLICATION_ID = 0x6D645263  # "mdRc"
+# the meta row that holds the index identity (model, provider, chunking) of a SQLite index
+META_KEY = "memory_index_meta_v1"
 SQLITE_MAGIC = b"SQLite format 3\0"
 WAL_MAGICS = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
 COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
@@ -65,11 +67,8 @@ def _legacy_tables(path: Path) -> set[str] | None:
         return None
     try:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-        if names >= OWN_TABLES:
-            from mdrecall.storage.sqlite import META_KEY
-
-            if not conn.execute("SELECT 1 FROM meta WHERE key = ?", (META_KEY,)).fetchone():
-                names.add("(no mdrecall meta row)")
+        if names >= OWN_TABLES and not conn.execute("SELECT 1 FROM meta WHERE key = ?", (META_KEY,)).fetchone():
+            names.add("(no mdrecall meta row)")
         return names
     except apsw.Error:
         return None

@@ -23,11 +23,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import apsw
 
 from mdrecall.documents.context import with_context
-from mdrecall.storage.identity import APPLICATION_ID, check_index_path, remove_own_db_files
-from mdrecall.text.fts_query import _quote
+from mdrecall.storage.identity import APPLICATION_ID, META_KEY, check_index_path, remove_own_db_files
+from mdrecall.text.fts_query import quote_term
 from mdrecall.text.tokens import index_text
 
-META_KEY = "memory_index_meta_v1"
 VECTOR_GENERATION_KEY = "vector_generation"
 # who embedded the hashed rows of chunk_vectors (JSON [provider, model, provider_key]): they serve as cache
 # entries for that identity only
@@ -445,7 +444,7 @@ def _vector_to_json(vector: np.ndarray | None) -> str:
     return json.dumps([round(float(x), 8) for x in np.asarray(vector, dtype=np.float32)])
 
 
-def _windows_of(vector: np.ndarray | None) -> np.ndarray | None:
+def windows_of(vector: np.ndarray | None) -> np.ndarray | None:
     """A chunk's vectors as a (windows, dims) float32 matrix: one row per window (one for most chunks)."""
     import numpy as np
 
@@ -845,7 +844,7 @@ class Store:
         wrote_vectors = False
         identity = self.vector_identity()
         for row in rows:
-            windows = _windows_of(row.embedding)
+            windows = windows_of(row.embedding)
             spec_json = _vector_to_json(windows[0]) if self.json_embeddings and windows is not None else ""
             self.conn.execute(
                 "INSERT INTO chunks(id, path, source, start_line, end_line, hash, model, text, "
@@ -910,7 +909,7 @@ class Store:
         """Give a pending chunk its vectors, one row per window (chunk_vectors, the spec's JSON column and vec0
         when in use). Their text hashes are not known here: these rows answer no cache lookup."""
         found = self.conn.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
-        windows = _windows_of(vector)
+        windows = windows_of(vector)
         if found is None or windows is None:
             return
         rowid = int(found[0])
@@ -1308,7 +1307,7 @@ class Store:
         for term in dict.fromkeys(terms):
             for (rowid,) in self.conn.execute(
                 f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({rowid_marks})",
-                (_quote(term), *by_rowid),
+                (quote_term(term), *by_rowid),
             ):
                 out.setdefault(by_rowid[int(rowid)], set()).add(term)
         return out
@@ -1390,3 +1389,6 @@ def _connect(path: Path, read_only: bool) -> apsw.Connection:
 def remove_db_files(path: Path) -> None:
     """Delete an index file with its WAL and shared-memory companions, only if it is mdrecall's own."""
     remove_own_db_files(path)
+
+
+SKIPPED_HASH_PREFIX = "skipped:"

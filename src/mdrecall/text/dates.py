@@ -9,6 +9,7 @@ day or year ("in May", "May 8", "May 2023"), so "May I ask..." names no time.
 from __future__ import annotations
 
 import calendar
+import os
 import re
 from datetime import date, timedelta
 
@@ -118,3 +119,23 @@ def date_ranges(query: str, today: date) -> list[DateRange]:
 
 def in_ranges(day: date | None, ranges: list[DateRange]) -> bool:
     return day is not None and any(start <= day <= end for start, end in ranges)
+
+
+# A YYYY-MM-DD date anywhere in a file name, but not glued to other digits ("ticket-92025-06-15" is no date).
+_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+
+
+EVERGREEN_NAMES = frozenset({"memory.md"})
+
+
+def file_date(path: str) -> date | None:
+    """The date a daily note's file name carries, or None (evergreen). Impossible dates are no date."""
+    name = os.path.basename(path.replace("\\", "/"))
+    if name.lower() in EVERGREEN_NAMES:
+        return None
+    for match in _DATE_IN_NAME.finditer(name):
+        try:
+            return date(int(match[1]), int(match[2]), int(match[3]))
+        except ValueError:
+            continue
+    return None

@@ -92,7 +92,7 @@ def _dedupe(terms: list[str]) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
-def _quote(term: str) -> str:
+def quote_term(term: str) -> str:
     """An FTS5 string for one term (a phrase of its words): user input is never parsed as FTS5 syntax."""
     return '"' + term.replace('"', '""') + '"'
 
@@ -106,7 +106,7 @@ def build_fts_query(raw: str) -> str | None:
     terms = _dedupe([t for word in query_words(raw) for t in word_terms(word, drop_stop_words=False)])
     if not terms:
         return None
-    return " AND ".join(_quote(t) for t in terms)
+    return " AND ".join(quote_term(t) for t in terms)
 
 
 def expand_query_terms(raw: str) -> list[str]:
@@ -130,7 +130,7 @@ def build_keyword_query(raw: str) -> str | None:
     terms = expand_query_terms(raw)
     if not terms:
         return None
-    return " OR ".join(_quote(t) for t in terms)
+    return " OR ".join(quote_term(t) for t in terms)
 
 
 _LAST_COMBINING_PLANE_END = 0x20000
@@ -165,7 +165,7 @@ def keyword_match(term: str, forms: bool) -> str:
     """One keyword of the OR query as FTS5 text: with `forms`, an inflected English word as its stem's prefix
     ("adopted" -> "adopt"*: every form counts as one term), else the quoted word."""
     stem = word_stem(term.lower()) if forms else None
-    return _quote(stem) + "*" if stem else _quote(term)
+    return quote_term(stem) + "*" if stem else quote_term(term)
 
 
 def keyword_coverage(terms: Sequence[str], text: str, forms: bool = False) -> float:
@@ -211,7 +211,7 @@ def query_identifiers(raw: str) -> list[str]:
 def identifier_phrase(identifier: str) -> str | None:
     """FTS5 phrase matching an identifier's word pieces in order (`query.hybrid.x` -> "query hybrid x")."""
     terms = [t for word in query_words(identifier) for t in word_terms(word, drop_stop_words=False)]
-    return _quote(" ".join(terms)) if terms else None
+    return quote_term(" ".join(terms)) if terms else None
 
 
 def holds_identifier(text: str, identifier: str) -> bool:

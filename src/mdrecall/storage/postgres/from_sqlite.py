@@ -28,11 +28,19 @@ import numpy as np
 
 from mdrecall.documents.chunking import hash_text
 from mdrecall.documents.context import chunk_prefixes
+from mdrecall.documents.workspace import MEMORY_SOURCE, decode_text
 from mdrecall.errors import MdrecallError
-from mdrecall.indexing.sync import MEMORY_SOURCE, SKIPPED_HASH_PREFIX, decode_markdown
 from mdrecall.storage.identity import APPLICATION_ID, check_index_path
 from mdrecall.storage.postgres.store import PgStore
-from mdrecall.storage.sqlite import META_KEY, ChunkRow, FileRow, blob_to_vector, cache_rows, stored_text
+from mdrecall.storage.sqlite import (
+    META_KEY,
+    SKIPPED_HASH_PREFIX,
+    ChunkRow,
+    FileRow,
+    blob_to_vector,
+    cache_rows,
+    stored_text,
+)
 from mdrecall.text.redact import redact
 
 MIGRATED_KEY = "migrated_from"
@@ -171,7 +179,7 @@ def _memory_texts(index: Any) -> dict[str, str]:
             raw = file.abs_path.read_bytes()
         except OSError:
             continue
-        text, _ = decode_markdown(raw)
+        text, _ = decode_text(raw)
         texts[file.path] = redact(text) if index.config.redact_memory else text
     return texts
 

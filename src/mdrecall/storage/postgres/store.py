@@ -24,8 +24,8 @@ from mdrecall.storage.postgres.schema import (
     vector_expression,
 )
 from mdrecall.storage.sqlite import ChunkRow, FileRow, FtsState, SearchRow, VectorState, now_ms
-from mdrecall.storage.sqlite import _windows_of as windows_of  # one vector or a (windows, dims) matrix -> matrix
-from mdrecall.text.fts_query import _quote
+from mdrecall.storage.sqlite import windows_of as windows_of  # one vector or a (windows, dims) matrix -> matrix
+from mdrecall.text.fts_query import quote_term
 
 META_KEY = "memory_index_meta_v1"
 ACTIVE = "active"
@@ -479,7 +479,7 @@ class PgStore:
             if gen is None:
                 return {}
             for term in dict.fromkeys(terms):
-                query = translate(_quote(term))
+                query = translate(quote_term(term))
                 if query.tsquery is None:
                     continue
                 for (chunk_id,) in conn.execute(

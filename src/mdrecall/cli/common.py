@@ -1,0 +1,64 @@
+"""What every `mdrecall` command shares: the global options, settings from them, one way to fail and print JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from mdrecall.config.settings import Settings
+
+# soft wrapping (a long line stays one line when piped: scripts and grep see what was printed).
+out = Console(soft_wrap=True, highlight=False)
+err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def say(console: Console, *parts: str | tuple[str, str]) -> None:
+    """Print plain strings and (text, style) pairs literally: user text is never read as rich markup."""
+    console.print(Text.assemble(*parts))
+
+
+def warn(message: str) -> None:
+    say(err, ("warning: ", "yellow"), message)
+
+
+def fail(message: str) -> None:
+    """One line on stderr and exit code 1: every failure ends this way."""
+    first = " ".join(message.strip().splitlines()) or "failed"
+    say(err, ("error: ", "bold red"), first)
+    raise typer.Exit(code=1)
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+@dataclass
+class GlobalOptions:
+    workspace: Path | None = None
+    agent: str | None = None
+    state_dir: Path | None = None
+    config: Path | None = None
+    db: Path | None = None
+    openclaw: bool = False
+
+
+def settings_from(ctx: typer.Context, workspace: str | Path | None = None) -> Settings:
+    """Settings from the global options: mdrecall's own layout, or OpenClaw's with --openclaw.
+
+    `workspace` (a hook payload's cwd) is used only when `--workspace` was not given.
+    """
+    from mdrecall.config.openclaw import settings_for
+
+    opts: GlobalOptions = ctx.obj if isinstance(ctx.obj, GlobalOptions) else GlobalOptions()
+    chosen = opts.workspace if opts.workspace is not None else workspace
+    settings, warnings = settings_for(opts.openclaw, opts.agent, chosen, opts.config, opts.state_dir, opts.db)
+    for warning in warnings:
+        warn(warning)
+    return settings

@@ -1,0 +1,380 @@
+"""The capture rules: which user statements are worth keeping as facts, and their category. Pure text rules.
+
+The rules look for the five things people want an assistant to remember — a preference, a decision, a
+fact about a person, a contact, or an explicit "remember …" — in English, Portuguese, Spanish, French,
+German, Chinese, Japanese and Korean. They are deliberately conservative (precision over recall): users
+of OpenClaw's extension complained about captured chatter far more than about missed facts. Measured on
+`bench/quality/capture_set.jsonl` by `bench/quality/capture_eval.py` (see docs/facts.md).
+
+Never captured: assistant text, questions, injected `<relevant-memories>` blocks, text carrying a secret,
+tool/markup output, very short or very long messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from mdrecall.facts.model import strip_injected
+from mdrecall.text.redact import redact
+
+MIN_CHARS = 8
+MAX_CHARS = 500
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+
+
+def has_secret(text: str) -> bool:
+    return redact(text) != text
+
+
+def _rx(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE | re.UNICODE)
+
+
+# Word boundary that also works next to accented letters: (?<!\w) / (?!\w).
+B, E = r"(?<!\w)", r"(?!\w)"
+
+REMEMBER = _rx(
+    # en
+    rf"{B}(just\s+so\s+you\s+know|fyi|for\s+your\s+information|heads\s+up){E}",
+    rf"{B}(make|take)\s+a\s+note{E}",
+    rf"{B}write\s+(this|that)\s+down{E}",
+    rf"{B}(please\s+)?remember\s+(that|this|:|my|i|we|to\s+\w+|the\s+\w+){E}",
+    rf"{B}(don'?t|do\s+not|never)\s+forget\s+(that|my|i|we){E}",
+    rf"{B}keep\s+in\s+mind\s+(that|my|i|we){E}",
+    rf"{B}(note|make\s+a\s+note)\s+that{E}",
+    rf"{B}for\s+future\s+reference{E}",
+    # pt
+    rf"{B}(lembre(-se)?|lembra|grave|anote)\s+(que|disso|isso|de\s+que|:){E}",
+    rf"{B}anota\s+(a[ií]|isso|que|:)",
+    rf"{B}n[ãa]o\s+(esque[çc]a|se\s+esque[çc]a)\s+(que|de\s+que|disso){E}",
+    # es
+    rf"{B}(recuerda|recuérdalo|acuérdate|ten\s+en\s+cuenta|apunta|anota)\s+(que|esto|de\s+que|:){E}",
+    rf"{B}no\s+olvides\s+(que|esto){E}",
+    rf"{B}apunta\s+(que|esto|:)",
+    # fr
+    rf"{B}(souviens-toi|rappelle-toi|retiens|note)\s+(que|qu'|bien|de\s+ça|:)",
+    rf"{B}n'oublie\s+pas\s+(que|qu')",
+    # de
+    rf"{B}(merk|merke)\s+dir{E}",
+    rf"{B}(denk|denke)\s+daran{E}",
+    rf"{B}vergiss\s+nicht{E}",
+    rf"{B}(bitte\s+)?merken\s*:",
+    rf"{B}zur\s+info(rmation)?{E}",
+    rf"{B}(bitte\s+)?(notier|notiere)\s+(dir|dass){E}",
+    # zh / ja / ko
+    r"(请|請)?(记住|記住|记得|記得|别忘了|別忘了|不要忘记|不要忘記)",
+    r"(请|請)?(记一下|記一下|记下来|記下來|记着|記著)",
+    r"(覚えて(おいて|おいてください|ください|ね)|忘れないで|メモして)",
+    r"(기억해\s*(줘|주세요|둬|두세요)|기억하세요|잊지\s*마)",
+)
+
+PREFERENCE = _rx(
+    # en
+    rf"{B}i'?m\s+(not\s+)?(a\s+)?(big\s+|huge\s+|real\s+)?fan\s+of{E}",
+    rf"{B}i\s+find\s+.{{1,40}}\s+(painful|annoying|tedious|distracting|confusing|easier|nicer|clearer){E}",
+    rf"{B}(easier|nicer|better|works\s+best)\s+for\s+me{E}",
+    rf"{B}(that'?s|this\s+is|is)\s+how\s+i\s+(work|like\s+it){E}",
+    rf"{B}when\s+you\s+(write|answer|reply|respond|give|show|format|draft)\b.{{0,40}},\s*(please\s+)?(use|always|"
+    rf"never|keep|avoid|put|add|uppercase|lowercase|include|skip){E}",
+    rf"{B}please\s+(stick\s+to|keep\s+using|avoid\s+using){E}",
+    rf"{B}i\s+(really\s+|strongly\s+|much\s+|usually\s+|always\s+)?(prefer|love|hate|dislike|enjoy|can'?t\s+stand){E}",
+    rf"{B}i\s+(really\s+)?(like|want)\s+(my|to|the|it\s+when|when|\w+ing|[a-z]+\s+(over|better|more|rather)){E}",
+    rf"{B}i\s+(do\s+not|don'?t)\s+(like|want|enjoy|use|eat|drink){E}",
+    rf"{B}i'?d\s+(rather|prefer){E}",
+    rf"{B}my\s+(favou?rite|preferred|go-to)\s+\w+",
+    rf"{B}i\s+always\s+(use|want|write|drink|eat|take|code|work){E}",
+    rf"{B}i\s+never\s+(use|want|write|drink|eat|take){E}",
+    rf"{B}(please\s+)?(always|never)\s+(use|reply|answer|write|respond|call\s+me|format|show|put|add){E}",
+    # pt
+    rf"{B}(eu\s+)?(prefiro|adoro|odeio|detesto){E}",
+    rf"{B}(eu\s+)?curto\s+(mais|muito|demais)?{E}",
+    rf"{B}(sou|n[ãa]o\s+sou)\s+f[ãa]\s+de{E}",
+    rf"{B}(eu\s+)?(gosto|gosto\s+muito)\s+(de|da|do|mais){E}",
+    rf"{B}(eu\s+)?n[ãa]o\s+(gosto|suporto|uso|como|bebo){E}",
+    rf"{B}(meu|minha)\s+\w+\s+(favorit[oa]|preferid[oa]){E}",
+    rf"{B}(sempre|nunca)\s+(use|uso|responda|escreva|bebo|como){E}",
+    # es
+    rf"{B}(yo\s+)?(prefiero|odio|detesto){E}",
+    rf"{B}(a\s+mí\s+)?(me\s+gusta(n)?|me\s+encanta(n)?)\s+(el|la|los|las|más|mucho|\w+){E}",
+    rf"{B}no\s+me\s+gusta(n)?{E}",
+    rf"{B}(soy|no\s+soy)\s+fan\s+de{E}",
+    rf"{B}mi\s+\w+\s+(favorit[oa]|preferid[oa]){E}",
+    rf"{B}(siempre|nunca)\s+(usa|uso|responde|escribe|bebo|como){E}",
+    # fr
+    rf"{B}je\s+(préfère|prefere|déteste|deteste|adore){E}",
+    rf"{B}j'(aime|adore|préfère|prefere)\s+",
+    rf"{B}je\s+n'aime\s+pas{E}",
+    rf"{B}(mon|ma)\s+\w+\s+(préféré|préférée|favori|favorite){E}",
+    rf"{B}(toujours|jamais)\s+(utiliser|répondre|écrire){E}",
+    # de
+    rf"{B}ich\s+(bevorzuge|liebe|hasse|mag\s+(kein|keine|lieber|\w+)|trinke\s+lieber|nehme\s+lieber){E}",
+    rf"{B}ich\s+\w+\s+lieber{E}",
+    rf"{B}mein(e)?\s+lieblings\w*",
+    rf"{B}am\s+liebsten{E}",
+    rf"{B}(immer|nie)\s+(verwende|benutze|nutze|antworte|schreibe){E}",
+    # zh
+    r"我(更|比较|比較|最|很|非常|不)?(喜欢|喜歡|偏好|讨厌|討厭|爱|愛)",
+    r"我(最)?(常用|习惯|習慣)",
+    r"(总是|總是|一直|永远|永遠|不要)(用|使用|回答|回复)",
+    # ja
+    r"(が|は)(好き|大好き|嫌い|苦手)(です|だ|なんです)?",
+    r"(がいいです|が好きです|のほうがいい|朝型|夜型)",
+    r"(の方が(いい|好き)|を好みます|派です)",
+    r"(いつも|必ず)\S{0,12}(使って|使います|使う|して)",
+    # ko
+    r"(좋아해|좋아합니다|좋아하는|싫어해|싫어합니다|선호합니다|선호해|선호하는)",
+    r"(가|이)\s*(더\s*)?(좋아요|편해요)|싫어요|더\s*좋아",
+    r"(항상|절대)\s*\S{0,10}(사용|써|쓰세요|해\s*줘)",
+)
+
+DECISION = _rx(
+    # en
+    rf"{B}(going|moving)\s+forward{E}",
+    rf"{B}(the\s+)?(team|we|everyone)\s+(voted|concluded|committed)\s+(to|on|that){E}",
+    rf"{B}i('m|\s+am)\s+going\s+to\s+(use|go\s+with|switch\s+to|build\s+(it\s+)?with|write\s+it\s+in){E}",
+    rf"{B}(final\s+answer|it'?s\s+settled|that'?s\s+settled){E}",
+    rf"{B}we\s+settled\s+on{E}",
+    rf"{B}(we|i)\s+(have\s+|'ve\s+)?(decided|agreed|chose|chosen|settled\s+on|picked){E}",
+    rf"{B}(we|i)'ve\s+(decided|agreed|chosen|settled\s+on){E}",
+    rf"{B}(we|i)('ll|\s+will)\s+(go\s+with|use|stick\s+with|switch\s+to|move\s+to|standardi[sz]e\s+on){E}",
+    rf"{B}(we('re|\s+are)|i'm|i\s+am)\s+(going\s+with|switching\s+to|moving\s+to|sticking\s+with){E}",
+    rf"{B}let'?s\s+(go\s+with|use|stick\s+with|standardi[sz]e\s+on){E}",
+    rf"{B}(the\s+)?decision\s+(is|was){E}",
+    rf"{B}from\s+now\s+on{E}",
+    # pt
+    rf"{B}(n[óo]s\s+)?(decidimos|decidi|escolhemos|combinamos|optamos){E}",
+    rf"{B}vamos\s+(usar|ficar\s+com|adotar|mudar\s+para){E}",
+    rf"{B}(fechamos|ficamos)\s+com{E}",
+    rf"{B}a\s+partir\s+de\s+agora{E}",
+    # es
+    rf"{B}(hemos\s+decidido|decidimos|decidí|elegimos|acordamos|optamos){E}",
+    rf"{B}vamos\s+a\s+(usar|quedarnos\s+con|adoptar|cambiar\s+a){E}",
+    rf"{B}(nos\s+quedamos\s+con|al\s+final\s+(elegimos|usamos|vamos\s+con)){E}",
+    rf"{B}a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante",
+    # fr
+    rf"{B}(nous\s+avons|on\s+a|j'ai)\s+(décidé|choisi|opté){E}",
+    rf"{B}on\s+(va\s+utiliser|part\s+sur|garde){E}",
+    rf"{B}(désormais|dorénavant|à\s+partir\s+de\s+maintenant){E}",
+    # de
+    rf"{B}(wir|ich)\s+(haben|habe)\s+(uns\s+)?(entschieden|beschlossen|geeinigt|gewählt){E}",
+    rf"{B}wir\s+(nehmen|verwenden|nutzen|bleiben\s+bei)\s+(ab\s+jetzt|künftig|ab\s+sofort)?",
+    rf"{B}(ab\s+jetzt|ab\s+sofort|von\s+nun\s+an|künftig){E}",
+    # zh / ja / ko
+    r"(我们|我們|我)(已经|已經)?(决定|決定|选定|選定|定了)",
+    r"(我们|我們|我)(最后|最後|最终|最終)?(选了|選了|选用|選用|用了)",
+    r"(以后|以後|今后|今後)(都|就|统一|統一)",
+    r"(決めました|決めた|決定しました|に決定|今後は|これからは)",
+    r"(にしました|に決めました|にすることにしました)",
+    r"(결정했|결정하였|정했어|정했습니다|앞으로는|앞으로\s)",
+    r"(하기로\s*했|하기로\s*결정|쓰기로\s*했)",
+)
+
+PERSON = _rx(
+    rf"{B}(our|my)\s+(cto|ceo|cfo|coo|lead|tech\s+lead|pm|product\s+manager|designer|boss|manager|landlord|"
+    rf"accountant|lawyer|doctor|neighbou?r|teacher|coach)\s+(is\s+called|is\s+named|'s\s+name\s+is){E}",
+    rf"{B}i\s+(recently\s+|just\s+)?(moved|relocated)\s+to{E}",
+    rf"{B}i\s+(recently\s+|just\s+)?(started|joined)\s+(at|a\s+new\s+job|working\s+at|working\s+for){E}",
+    # en: facts about the user or people around them
+    rf"{B}my\s+(name|wife|husband|partner|son|daughter|kids?|children|mother|mom|mum|father|dad|brother|sister|"
+    rf"boss|manager|cofounder|co-founder|colleague|friend|dog|cat|birthday|anniversary|team|company|employer|"
+    rf"address|timezone|time\s+zone|doctor|dentist|landlord)(\s+\w+)?('s)?\s+(is|are|was|works|lives|has|name|birthday|"
+    rf"called|named|\w+s){E}",
+    rf"{B}i\s+(am|'m)\s+(a|an|the)\s+\w+",
+    rf"{B}i'm\s+(a|an|the)\s+\w+",
+    rf"{B}i\s+(work|live|grew\s+up)\s+(at|in|for|as|on|near){E}",
+    rf"{B}i('m|\s+am)\s+(allergic|vegetarian|vegan|based|located|moving|married|left-handed|colou?r-?blind){E}",
+    rf"{B}i\s+have\s+(a|an|two|three|\d+)\s+(kids?|children|sons?|daughters?|dogs?|cats?|brothers?|sisters?){E}",
+    rf"{B}i\s+was\s+born\s+(in|on){E}",
+    rf"{B}[A-Z][a-z]+('s)?\s+(birthday|phone|email|wife|husband|son|daughter)\s+is{E}",
+    rf"{B}[A-Z][a-z]+\s+is\s+my\s+(wife|husband|partner|son|daughter|boss|manager|cofounder|co-founder|colleague|"
+    rf"friend|brother|sister|mother|father|doctor|dentist|accountant|lawyer){E}",
+    # pt
+    rf"{B}(meu|minha)\s+(nome|esposa|marido|filh[oa]|m[ãa]e|pai|irm[ãa]o?|chefe|gerente|s[óo]ci[oa]|"
+    rf"anivers[áa]rio|empresa|cachorro|gat[oa])\s+(é|se\s+chama|mora|trabalha|tem|faz){E}",
+    rf"{B}(eu\s+)?(moro|trabalho|nasci)\s+(em|na|no|como|para){E}",
+    rf"{B}(eu\s+)?sou\s+(alérgic[oa]|vegetarian[oa]|vegan[oa]|casad[oa]|engenheir[oa]|médic[oa]|professor[a]?|"
+    rf"designer|desenvolvedor[a]?|de\s+\w+){E}",
+    rf"{B}me\s+chamo{E}",
+    # es
+    rf"{B}mi\s+(nombre|esposa|esposo|marido|mujer|hij[oa]|madre|padre|herman[oa]|jefe|jefa|socio|cumpleaños|"
+    rf"empresa|perro|gato)\s+(es|se\s+llama|vive|trabaja|tiene|cumple){E}",
+    rf"{B}(yo\s+)?(vivo|trabajo|nací)\s+(en|como|para){E}",
+    rf"{B}(yo\s+)?soy\s+(alérgic[oa]|vegetarian[oa]|vegan[oa]|casad[oa]|ingenier[oa]|médic[oa]|profesor[a]?|"
+    rf"diseñador[a]?|desarrollador[a]?|de\s+\w+){E}",
+    rf"{B}me\s+llamo{E}",
+    # fr
+    rf"{B}(mon|ma)\s+(nom|femme|mari|fils|fille|mère|père|frère|sœur|soeur|chef|patron|associé|anniversaire|"
+    rf"entreprise|chien|chat)\s+(est|s'appelle|habite|travaille|a){E}",
+    rf"{B}(j'habite|je\s+vis|je\s+travaille|je\s+suis\s+né)",
+    rf"{B}je\s+suis\s+(allergique|végétarien|végétarienne|végane?|marié|mariée|ingénieur|médecin|professeur|"
+    rf"développeur|développeuse|designer|de\s+\w+){E}",
+    rf"{B}je\s+m'appelle{E}",
+    # de
+    rf"{B}mein(e)?\s+(name|frau|mann|sohn|tochter|mutter|vater|bruder|schwester|chef|chefin|geburtstag|firma|"
+    rf"hund|katze|partner|partnerin)\s+(ist|heißt|heisst|wohnt|arbeitet|hat){E}",
+    rf"{B}ich\s+(wohne|lebe|arbeite)\s+(in|bei|als|für|fuer){E}",
+    rf"{B}ich\s+bin\s+(allergisch|vegetarier|vegetarierin|veganer|veganerin|verheiratet|ingenieur|ingenieurin|"
+    rf"arzt|ärztin|lehrer|lehrerin|entwickler|entwicklerin|designer|designerin|aus\s+\w+){E}",
+    rf"{B}ich\s+hei(ß|ss)e{E}",
+    # zh
+    r"我(叫|的名字是|名叫|住在|在\S{1,12}(工作|上班)|是(一名|一个|一個)?\S{0,6}(工程师|工程師|医生|醫生|老师|老師|设计师|設計師|学生|學生|人)|对\S{1,6}过敏|對\S{1,6}過敏)",
+    r"我的(妻子|丈夫|老婆|老公|儿子|兒子|女儿|女兒|妈妈|媽媽|爸爸|老板|老闆|经理|經理|生日|同事|朋友)",
+    r"我(妻子|丈夫|老婆|老公|儿子|兒子|女儿|女兒|妈妈|媽媽|爸爸)(今年|是|叫|在|住)",
+    # ja
+    r"(私|僕|俺|わたし)の(名前|妻|夫|息子|娘|母|父|上司|誕生日|会社)は",
+    r"(私|僕|俺|わたし)は\S{1,20}(です|に住んでいます|で働いています|アレルギー)",
+    r"(に住んでいます|で働いています|アレルギーがあります)",
+    # ko
+    r"(제|내)\s*(이름은|아내는|남편은|아들은|딸은|생일은|상사는|회사는)",
+    r"(저는|나는).{1,30}(일하고\s*있|살고\s*있|근무하고)",
+    r"(저는|나는)\s*\S{1,20}(입니다|이에요|예요|살고\s*있|일하고\s*있|알레르기)",
+    r"(에\s*살고\s*있어요|에서\s*일하고\s*있|알레르기가\s*있)",
+)
+
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+PHONE = re.compile(r"(?<!\w)\+?\d[\d\s().-]{7,}\d(?!\w)")
+CONTACT = _rx(
+    rf"{B}(my|his|her|their|[A-Z][a-z]+'s)\s+(e-?mail|phone|number|cell|mobile|address|handle|slack|telegram|whatsapp)",
+    rf"{B}(reach|contact|call|text|email|ping)\s+(me|him|her|them|[A-Z][a-z]+)\s+(at|on|via){E}",
+    rf"{B}(meu|minha|seu|sua)\s+(e-?mail|telefone|número|celular|endereço){E}",
+    rf"{B}(mi|su)\s+(correo|teléfono|número|celular|dirección){E}",
+    rf"{B}(mon|son|sa)\s+(e-?mail|courriel|téléphone|numéro|adresse){E}",
+    rf"{B}(meine|seine|ihre)\s+(e-?mail|telefonnummer|nummer|handynummer|adresse){E}",
+    r"(邮箱|郵箱|电话|電話|手机|手機|地址)(是|：|:)",
+    r"(メール|電話番号|アドレス|連絡先)は",
+    r"(이메일|전화번호|연락처|주소)(는|은)",
+)
+
+QUESTION_START = _rx(
+    r"^(what|which|who|whom|whose|when|where|why|how|do|does|did|can|could|would|should|is|are|was|were|will|"
+    r"have|has|shall|may)\s",
+    r"^(o\s+que|qual|quais|quem|quando|onde|por\s+que|como|você|voce)\s",
+    r"^(qué|que|cuál|cual|quién|quien|cuándo|dónde|donde|por\s+qué|cómo|como|puedes|podrías)\s",
+    r"^(qu'est-ce|quel|quelle|quels|qui|quand|où|pourquoi|comment|est-ce\s+que|peux-tu|pourrais-tu)\s",
+    r"^(was|welche|welcher|wer|wann|wo|warum|wie|kannst\s+du|könntest\s+du|hast\s+du|ist|sind)\s",
+)
+QUESTION_END = re.compile(r"[?？]\s*$|(吗|嗎|呢)[。]?\s*$|(ですか|ますか|か[。]?)\s*$|(나요|까요|습니까|어요\?|니)\s*$")
+HYPOTHETICAL = _rx(
+    r"^(if|suppose|imagine|what\s+if|hypothetically|se|si|wenn|falls|假如|如果|もし|만약)\s",
+    rf"{B}(for\s+example|e\.g\.|as\s+an\s+example|por\s+ejemplo|por\s+exemplo|par\s+exemple|zum\s+beispiel){E}",
+    rf"{B}(a\s+user|the\s+user|users|someone|people)\s+(said|says|prefers|wrote|might){E}",
+    rf"{B}(my\s+)?(character|story|novel|protagonist|fictional){E}",
+)
+LOCAL_SCOPE = _rx(rf"{B}(here|there|in\s+this\s+(function|file|line|loop|test|snippet))\s*(instead)?[.!]?\s*$")
+MARKUP = re.compile(r"^\s*(<[a-zA-Z/!]|```|\{|\[|\$ |>>>|Traceback|diff --git)|```|<system|<tool|</")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str
+    category: str
+    reason: str
+    importance: float = 0.7
+
+
+def _is_question(text: str) -> bool:
+    stripped = text.strip()
+    return bool(QUESTION_END.search(stripped) or QUESTION_START.match(stripped.lower()))
+
+
+def reject_reason(text: str) -> str | None:
+    """Why a statement must never be captured (None when it may be)."""
+    stripped = text.strip()
+    if len(stripped) < MIN_CHARS and not re.search(f"[{_CJK}]", stripped):
+        return "too short"
+    if len(stripped) < 4:
+        return "too short"
+    if len(stripped) > MAX_CHARS:
+        return "too long"
+    if "<relevant-memories>" in stripped or "relevant-memories" in stripped:
+        return "injected memories"
+    if MARKUP.search(stripped):
+        return "markup or tool output"
+    if has_secret(stripped):
+        return "contains a secret"
+    if _is_question(stripped) and not REMEMBER.search(stripped):
+        return "question"
+    if HYPOTHETICAL.search(stripped):
+        return "hypothetical or about someone else"
+    return None
+
+
+BROAD_CATEGORY = (
+    ("preference", _rx(rf"{B}(prefers?|likes?|loves?|hates?|dislikes?|favou?rite|enjoys?|wants?){E}")),
+    ("decision", _rx(rf"{B}(decided|decision|agreed|chose|will\s+use|going\s+with|switched\s+to){E}")),
+    (
+        "entity",
+        _rx(
+            r"[\w.+-]+@[\w-]+\.\w+", rf"{B}(is\s+called|named|phone|e-?mail|birthday|lives\s+in|works\s+(at|as|on)){E}"
+        ),
+    ),
+    ("fact", _rx(rf"{B}(is|are|was|were|has|have|runs?|uses?){E}")),
+)
+
+
+def classify(text: str) -> str | None:
+    """The category of a statement someone chose to store: the capture rules first, then broader cues
+    (third person included: "Priya prefers Slack"). None when nothing fits."""
+    candidate = rule_candidate(text, check_rejects=False)
+    if candidate:
+        return candidate.category
+    for category, pattern in BROAD_CATEGORY:
+        if pattern.search(text):
+            return category
+    return None
+
+
+def rule_candidate(text: str, check_rejects: bool = True) -> Candidate | None:
+    """The rule-based decision for one statement."""
+    if check_rejects and reject_reason(text) is not None:
+        return None
+    explicit = bool(REMEMBER.search(text))
+    if DECISION.search(text) and not LOCAL_SCOPE.search(text):
+        return Candidate(text, "decision", "decision", 0.8 if explicit else 0.7)
+    if CONTACT.search(text) or (EMAIL.search(text) and explicit) or (PHONE.search(text) and explicit):
+        return Candidate(text, "entity", "contact", 0.8)
+    if PREFERENCE.search(text):
+        return Candidate(text, "preference", "preference", 0.8 if explicit else 0.7)
+    if PERSON.search(text):
+        return Candidate(text, "entity", "person", 0.8 if explicit else 0.7)
+    if explicit:
+        return Candidate(text, "fact", "remember", 0.9)
+    return None
+
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
+
+
+def statements(message: str) -> list[str]:
+    """Sentences of a user message (a message often carries one memorable sentence among chatter)."""
+    text = strip_injected(message)
+    parts = [p.strip() for p in _SENTENCE_SPLIT.split(text) if p and p.strip()]
+    return [p for p in parts if p]
+
+
+def extract_rules(user_messages: Iterable[str], limit: int = 3) -> list[Candidate]:
+    """Rule-based candidates from user messages, first-come, at most `limit`, no repeated text."""
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for message in user_messages:
+        whole = strip_injected(message).strip()
+        pieces = [whole] if len(whole) <= 200 else statements(whole)
+        for piece in pieces:
+            candidate = rule_candidate(piece)
+            if candidate is None and piece is whole and len(statements(whole)) > 1:
+                for sentence in statements(whole):
+                    candidate = rule_candidate(sentence)
+                    if candidate:
+                        break
+            if candidate is None:
+                continue
+            key = candidate.text.casefold()
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(candidate)
+            if len(out) >= limit:
+                return out
+    return out
