@@ -144,6 +144,8 @@ def _stream_lines(handle: Any, first: int, count: int | None, max_bytes: int) ->
         keep = number >= first
         parts, size = ([piece] if keep else []), len(piece)
         while not piece.endswith("\n"):  # the rest of a long line: skipped, or kept only up to the bound
+            if keep and size > max_bytes:
+                break  # enough of it: the line is cut below, the rest is never read
             piece = text.readline(block)
             if not piece:
                 break

@@ -1,8 +1,8 @@
 """Input bounds: what a query, a tool argument or a file's text may hold before mdrecall works on it.
 
-- A query is cut to its first `MAX_QUERY_WORDS` words and `MAX_QUERY_CHARS` characters before it is embedded
-  or turned into a keyword query (a local embedding model's cost grows with the square of the text's length:
-  a 2,000-word prompt took seconds). NUL characters become spaces (PostgreSQL refuses them in text).
+- A query is cut to its first `MAX_QUERY_WORDS` words (a CJK character counts as a word) and `MAX_QUERY_CHARS`
+  characters before it is embedded or turned into a keyword query: a local embedding model's cost grows with
+  the square of the text's length (a 2,000-word prompt took seconds). NULs become spaces.
 - Text that cannot be encoded as UTF-8 (a lone surrogate from JSON `"\\ud800"`, or undecodable bytes on the
   command line, which Python carries as surrogates) is refused with one line that does not repeat it.
 - NUL characters in a file's text become U+FFFD, on every backend, before indexing and in `memory_get`.
@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mdrecall.text.tokens import cjk_prefix
+
 MAX_QUERY_WORDS = 64
 MAX_QUERY_CHARS = 512
 REPLACEMENT = "\ufffd"
@@ -20,9 +22,20 @@ REPLACEMENT = "\ufffd"
 
 def bound_query(text: str) -> str:
     """The part of a query that is searched: whitespace collapsed, NULs dropped, at most MAX_QUERY_WORDS words
-    and MAX_QUERY_CHARS characters (cut at a word boundary when there is one)."""
-    words = str(text or "").replace("\x00", " ").split()
-    query = " ".join(words[:MAX_QUERY_WORDS])
+    (each Chinese, Japanese or Korean character counts as a word: a model reads it as one token or more) and
+    MAX_QUERY_CHARS characters (cut at a word boundary when there is one)."""
+    kept: list[str] = []
+    used = 0
+    for word in str(text or "").replace("\x00", " ").split():
+        if used >= MAX_QUERY_WORDS:
+            break
+        prefix, cjk = cjk_prefix(word, MAX_QUERY_WORDS - used)
+        if prefix:
+            kept.append(prefix)
+        used += max(1, cjk)
+        if prefix != word:
+            break
+    query = " ".join(kept)
     if len(query) <= MAX_QUERY_CHARS:
         return query
     cut = query[:MAX_QUERY_CHARS]
