@@ -323,6 +323,8 @@ def get(
             print_json(result)
         else:
             sys.stdout.write(result["text"] + ("" if result["text"].endswith("\n") else "\n"))
+            if result.get("notice"):  # cut at the size bound: say where to continue
+                warn(result["notice"].replace("memory_get again with from=", "mdrecall get again with --from "))
 
     _run(ctx, body)
 
