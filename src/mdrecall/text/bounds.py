@@ -15,8 +15,8 @@ from typing import Any
 
 from mdrecall.text.tokens import cjk_prefix
 
-MAX_QUERY_WORDS = 64
-MAX_QUERY_CHARS = 512
+MAX_QUERY_WORDS = 32
+MAX_QUERY_CHARS = 256
 REPLACEMENT = "\ufffd"
 
 
