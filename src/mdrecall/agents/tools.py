@@ -595,10 +595,10 @@ class MemoryTools:
             return self._bad_arguments(MEMORY_GET, str(err), args)
         if not self.enabled:
             return {"path": path, "text": "", **_disabled()}
-        with self._lock:
-            return self._get_locked(path, from_line, lines)
+        # no lock: a file read must never hold up searches (it reads regular files only, at most MAX_GET_BYTES)
+        return self._read(path, from_line, lines)
 
-    def _get_locked(self, path: str, from_line: int | None, lines: int | None) -> dict[str, Any]:
+    def _read(self, path: str, from_line: int | None, lines: int | None) -> dict[str, Any]:
         try:
             return dict(self.index.read_file(path, from_line=from_line, lines=lines))
         except PathRefusedError as err:
