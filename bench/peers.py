@@ -74,7 +74,7 @@ def _tool_commands(tool: str, workspace: Path, state: Path) -> dict[str, Any] | 
         import mdrecall
 
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(mdrecall.__file__).parent)], check=False)
-        base = [sys.executable, "-m", "mdrecall.cli.app", "--workspace", str(workspace), "--state-dir", str(state)]
+        base = [sys.executable, "-m", "mdrecall.cli", "--workspace", str(workspace), "--state-dir", str(state)]
         return {"index": base + ["index"], "search": lambda q: base + ["search", q]}
     exe = EXECUTABLES.get(tool) or shutil.which(tool)
     if exe is None:

@@ -144,3 +144,13 @@ def pg_server():
     server = start_embedded_postgres()
     yield server
     server.destroy()
+
+
+def trust_config(ws: Path, state: Path) -> None:
+    """What `mdrecall trust` records: the workspace's own mdrecall.toml, as it is now, is the user's choice (for
+    tests whose folder config sets keys that need trust: base URLs, commands, paths outside the folder)."""
+    from mdrecall.config.settings import resolve_state_dir
+    from mdrecall.config.trust import config_digest, record_trust
+
+    path = ws / "mdrecall.toml"
+    record_trust(resolve_state_dir(state), path, config_digest(path.read_bytes()))

@@ -9,19 +9,31 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 PKG = SRC / "mdrecall"
 
 # What each package may import (besides itself and the standard library / third parties).
-# `errors` and the package's own `__init__` are importable from everywhere.
+# `errors` and the package's own `__init__` are importable from everywhere; `files` (user-only files) from every layer.
 LAYERS: dict[str, set[str]] = {
     "errors": set(),
-    "locks": {"errors"},
+    "locks": {"errors", "files"},
+    "files": {"errors"},
     "text": {"errors"},
-    "config": {"errors", "text", "locks"},
-    "documents": {"errors", "config", "text", "locks"},
-    "embeddings": {"errors", "config", "text", "locks"},
-    "storage": {"errors", "config", "text", "documents", "locks"},
-    "indexing": {"errors", "config", "text", "documents", "embeddings", "storage", "locks"},
-    "retrieval": {"errors", "config", "text", "documents", "embeddings", "storage", "indexing", "locks"},
-    "backends": {"errors", "config", "text", "documents", "embeddings", "storage", "indexing", "retrieval", "locks"},
-    "facts": {"errors", "config", "text", "documents", "embeddings", "locks"},
+    "config": {"errors", "text", "locks", "files"},
+    "documents": {"errors", "config", "text", "locks", "files"},
+    "embeddings": {"errors", "config", "text", "locks", "files"},
+    "storage": {"errors", "config", "text", "documents", "locks", "files"},
+    "indexing": {"errors", "config", "text", "documents", "embeddings", "storage", "locks", "files"},
+    "retrieval": {"errors", "config", "text", "documents", "embeddings", "storage", "indexing", "locks", "files"},
+    "backends": {
+        "errors",
+        "config",
+        "text",
+        "documents",
+        "embeddings",
+        "storage",
+        "indexing",
+        "retrieval",
+        "locks",
+        "files",
+    },
+    "facts": {"errors", "config", "text", "documents", "embeddings", "locks", "files"},
 }
 
 

@@ -101,3 +101,46 @@ def test_batch_api_and_remote_no_longer_import_each_other_in_a_cycle() -> None:
     assert not {"mdrecall.embeddings.remote", "mdrecall.embeddings.batch_api"} & _module_imports(emb / "http.py")
     for module in ("batch_api", "remote", "http"):  # each imports cleanly first, in a fresh interpreter
         subprocess.run([sys.executable, "-c", f"import mdrecall.embeddings.{module}"], check=True)
+
+
+def _protocol_members(protocol: type) -> set[str]:
+    names = set()
+    for klass in protocol.__mro__:
+        if klass in (object,) or klass.__name__ in ("Protocol", "Generic"):
+            continue
+        names |= {n for n in vars(klass) if not n.startswith("_")} | set(getattr(klass, "__annotations__", {}))
+    return names
+
+
+def test_both_stores_implement_the_whole_storage_protocol(tmp_path: Path) -> None:
+    """Sync and search are typed against IndexStore and never probe a store: every member is on both."""
+    from mdrecall.storage.base import IndexStore
+    from mdrecall.storage.postgres.store import PgStore
+    from mdrecall.storage.sqlite import Store
+
+    members = _protocol_members(IndexStore)
+    assert {"keyword_search", "vector_search", "session_mtimes", "tidy_fts", "set_vector_identity"} <= members
+    store = Store(tmp_path / "index.sqlite")
+    try:
+        missing = sorted(m for m in members if not hasattr(store, m))
+        assert missing == [] and isinstance(store, IndexStore)
+    finally:
+        store.close()
+    pg_attributes = {"fts", "vector", "path", "keep_deleted_vectors"}  # set in PgStore.__init__
+    assert sorted(m for m in members - pg_attributes if not hasattr(PgStore, m)) == []
+
+
+def test_no_caller_probes_a_store_or_runs_sql_on_its_connection() -> None:
+    for package in ("indexing", "retrieval", "backends", "agents", "cli"):
+        for path in (SRC / package).rglob("*.py"):
+            text = path.read_text()
+            assert "hasattr(store" not in text and "store.conn" not in text, path
+
+
+def test_every_backend_implements_the_whole_backend_protocol() -> None:
+    """The CLI, tools and MCP server call these without probing: builtin, Postgres and qmd+fallback have them."""
+    from mdrecall.backends.postgres import PostgresIndex
+
+    members = _protocol_members(MemoryBackend) - {"settings", "config", "on_synced", "db_path"}
+    for backend in (MemoryIndex, PostgresIndex, FallbackBackend):
+        assert sorted(m for m in members if not hasattr(backend, m)) == [], backend.__name__

@@ -124,7 +124,7 @@ def test_missing_workspace_and_bad_config(tmp_path: Path) -> None:
 
 def test_real_process_prints_no_traceback(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "mdrecall.cli.app", "--workspace", str(tmp_path / "missing"), "status"],
+        [sys.executable, "-m", "mdrecall.cli", "--workspace", str(tmp_path / "missing"), "status"],
         capture_output=True,
         text=True,
         timeout=60,

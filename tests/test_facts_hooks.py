@@ -38,12 +38,12 @@ def _cli(args: list[str], stdin: str = "", state: Path | None = None) -> _Run:
 
 
 def test_hook_runs_as_a_real_process(tmp_path: Path) -> None:
-    """One true subprocess: what Claude Code runs (`python -m mdrecall.cli.app hook <event>`, payload on stdin)."""
+    """One true subprocess: what Claude Code runs (`python -m mdrecall.cli hook <event>`, payload on stdin)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "mdrecall.toml").write_text('provider = "none"\n')
     payload = json.dumps(_payload("SessionEnd.json", ws, tmp_path / "missing.jsonl"))
-    command = [sys.executable, "-m", "mdrecall.cli.app", "--state-dir", str(tmp_path / "state"), "hook", "SessionEnd"]
+    command = [sys.executable, "-m", "mdrecall.cli", "--state-dir", str(tmp_path / "state"), "hook", "SessionEnd"]
     done = subprocess.run(command, input=payload, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert len(list((ws / "memory").glob("*.md"))) == 1
@@ -169,9 +169,9 @@ def test_install_claude_code_merges_and_keeps_a_backup(tmp_path: Path) -> None:
     assert merged["permissions"] == original["permissions"] and merged["mcpServers"]["other"]["command"] == "other-mcp"
     stop_commands = [h["command"] for g in merged["hooks"]["Stop"] for h in g["hooks"]]
     assert "notify-send done" in stop_commands
-    assert sum("mdrecall.cli.app" in c and c.endswith("hook Stop") for c in stop_commands) == 1
+    assert sum("mdrecall.cli" in c and c.endswith("hook Stop") for c in stop_commands) == 1
     for event in ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"):
-        ours = [h for g in merged["hooks"][event] for h in g["hooks"] if "mdrecall.cli.app" in h["command"]]
+        ours = [h for g in merged["hooks"][event] for h in g["hooks"] if "mdrecall.cli" in h["command"]]
         assert len(ours) == 1 and ours[0]["type"] == "command" and "--state-dir" in ours[0]["command"]
     assert merged["mcpServers"]["mdrecall"]["args"][-1] == "mcp"
     backups = sorted(settings_file.parent.glob("settings.json.bak-*"))

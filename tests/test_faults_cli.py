@@ -32,7 +32,7 @@ from mdrecall.cli.app import app
 from mdrecall.config.settings import resolve_settings
 from mdrecall.embeddings import remote
 
-from .conftest import write
+from .conftest import trust_config, write
 
 runner = CliRunner()
 NOTES = {
@@ -66,7 +66,7 @@ def run_process(ws: Path, state: Path, *args: str, fsize: int | None = None, as_
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
     prefix = DROP_DAC if (as_user and ROOT) else []
-    cmd = [*prefix, sys.executable, "-m", "mdrecall.cli.app", "--workspace", str(ws), "--state-dir", str(state), *args]
+    cmd = [*prefix, sys.executable, "-m", "mdrecall.cli", "--workspace", str(ws), "--state-dir", str(state), *args]
     return subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limit, timeout=120)
 
 
@@ -172,7 +172,9 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(remote, "RemoteOptions", lambda: real(retry=remote.RetryPolicy(sleep=lambda _s: None)))
 
 
-def _remote_config(ws: Path, primary: FakeEmbeddingServer, fallback: FakeEmbeddingServer | None = None) -> None:
+def _remote_config(
+    ws: Path, state: Path, primary: FakeEmbeddingServer, fallback: FakeEmbeddingServer | None = None
+) -> None:
     lines = ['provider = "openai"', 'model = "text-embedding-3-small"', "[remote]"]
     lines += [f'baseUrl = "{primary.openai_base}"', 'apiKey = "test-key"']
     if fallback is not None:
@@ -180,12 +182,13 @@ def _remote_config(ws: Path, primary: FakeEmbeddingServer, fallback: FakeEmbeddi
     # the fake server's vectors carry no meaning: let the keyword side decide the order, keep vectors in play
     lines += ["[query]", "minScore = 0.0", "[query.hybrid]", "vectorWeight = 0.05", "textWeight = 0.95"]
     (ws / "mdrecall.toml").write_text("\n".join(lines) + "\n")
+    trust_config(ws, state)  # the base URLs are the user's choice
 
 
 def test_provider_down_keyword_only_then_vectors_filled_when_back(ws: Path, tmp_path: Path, fast_retries) -> None:
     state = tmp_path / "state"
     with FakeEmbeddingServer() as server:
-        _remote_config(ws, server)
+        _remote_config(ws, state, server)
         assert cli(ws, state, "index").exit_code == 0
         assert_all_found(ws, state)
         server.outage = 503
@@ -215,7 +218,7 @@ def test_provider_down_keyword_only_then_vectors_filled_when_back(ws: Path, tmp_
 def test_fallback_provider_takes_over_and_hands_back(ws: Path, tmp_path: Path, fast_retries) -> None:
     state = tmp_path / "state"
     with FakeEmbeddingServer() as primary, FakeEmbeddingServer(dims=6) as fallback:
-        _remote_config(ws, primary, fallback)
+        _remote_config(ws, state, primary, fallback)
         assert cli(ws, state, "index").exit_code == 0
         primary.outage = 503
         write(ws, "memory/during.md", "The ibis note needs an embedding while the primary is down.\n")
@@ -238,7 +241,7 @@ def test_fallback_provider_takes_over_and_hands_back(ws: Path, tmp_path: Path, f
 def test_agent_tools_answer_through_an_outage(ws: Path, tmp_path: Path, fast_retries) -> None:
     """memory_search / memory_get as an agent calls them: keyword answers with a notice, never an error."""
     with FakeEmbeddingServer() as server:
-        _remote_config(ws, server)
+        _remote_config(ws, tmp_path / "state", server)
         write(ws, "memory/keys.md", "The jackal deploy uses AKIAQX7TOOLS001ABCDE for uploads.\n")
         index = MemoryIndex(resolve_settings(workspace=ws, state_dir=tmp_path / "state"))
         try:

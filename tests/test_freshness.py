@@ -213,7 +213,7 @@ def test_watch_command_runs_and_stops_cleanly_on_ctrl_c(workspace: Path, tmp_pat
         [
             sys.executable,
             "-m",
-            "mdrecall.cli.app",
+            "mdrecall.cli",
             "--workspace",
             str(workspace),
             "--state-dir",

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from mdrecall.agents.tools import MemoryTools
 from mdrecall.cli.app import app
 
+from .conftest import trust_config
 from .qmd_helpers import FakeQmd, fake_qmd, make_qmd, qmd_workspace, write  # noqa: F401
 
 FAILURES = [
@@ -133,6 +134,7 @@ def _config(workspace: Path, tmp_path: Path, command: str = "qmd") -> None:
         f'backend = "qmd"\nprovider = "none"\n\n[qmd]\ncommand = "{command}"\n\n'
         f'[[qmd.paths]]\nname = "docs"\npath = "{tmp_path / "docs"}"\n',
     )
+    trust_config(workspace, tmp_path / "state")  # its command and paths outside the folder: the user's choice
 
 
 def test_cli_status_and_search_with_qmd(fake_qmd: FakeQmd, qmd_workspace: Path, tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdrecall.agents.tools import merge_overlapping as merge_tool_results
+from mdrecall.retrieval.results import merge_overlapping_results as merge_tool_results
 from mdrecall.retrieval.search import Hit, merge_overlapping, merged_row
 from mdrecall.storage.sqlite import SearchRow
 
@@ -85,4 +85,4 @@ def test_merge_overlapping_off_gives_one_chunk_per_result(tmp_path: Path, make_i
     assert all((r.start_line, r.end_line) in chunks for r in results)
     log = sorted((r.start_line, r.end_line) for r in results if r.path == "memory/2023-05-08.md")
     assert any(a[1] >= b[0] for a, b in zip(log, log[1:], strict=False))  # neighbours overlap, both shown
-    assert len(merge_tool_results(results, index)) == len(results)  # the tools' pass leaves them too
+    assert len(merge_tool_results(results, index.config.query.merge_overlapping)) == len(results)  # qmd's pass too

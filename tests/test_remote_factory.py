@@ -180,7 +180,8 @@ def test_remote_wins_over_the_provider_section_and_headers_merge(fake_server: Fa
 
 def test_section_key_then_env(monkeypatch: pytest.MonkeyPatch, fake_server: FakeEmbeddingServer) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "env-key")
-    cfg = config(provider="openai", openai={"baseUrl": fake_server.openai_base})
+    # a base URL other than api.openai.com gets the environment's key only when the config names it
+    cfg = config(provider="openai", openai={"baseUrl": fake_server.openai_base, "apiKeyEnv": "OPENAI_API_KEY"})
     create_provider(cfg, options=FAST).provider.embed_query("a")  # type: ignore[union-attr]
     cfg = config(provider="openai", openai={"baseUrl": fake_server.openai_base, "apiKey": "section-key"})
     create_provider(cfg, options=FAST).provider.embed_query("b")  # type: ignore[union-attr]

@@ -24,7 +24,7 @@ from mdrecall.retrieval.rerank import WIRE_FORMATS, RerankError, blend_order, pa
 from mdrecall.retrieval.search import Hit
 from mdrecall.storage.sqlite import SearchRow
 
-from .conftest import write
+from .conftest import trust_config, write
 
 pytest_plugins = ["fake_rerank_server"]  # the `fake_rerank` fixture
 
@@ -221,7 +221,9 @@ def test_key_from_the_environment(fake_rerank: FakeRerankServer, monkeypatch: py
     fake_rerank.required_key = "env-key-123"
     monkeypatch.setenv("VOYAGE_API_KEY", "env-key-123")
     config = RerankConfig.model_validate({"enabled": True, "provider": "voyage", "baseUrl": fake_rerank.voyage_base})
-    assert rerank_hits(config, QUERY, hits())[1] is None
+    # VOYAGE_API_KEY is for api.voyageai.com: another base URL gets it only when apiKeyEnv names it
+    assert "HTTP 401" in (rerank_hits(config, QUERY, hits())[1] or "")
+    assert rerank_hits(config.model_copy(update={"api_key_env": "VOYAGE_API_KEY"}), QUERY, hits())[1] is None
     monkeypatch.setenv("MY_RERANK_KEY", "env-key-123")
     monkeypatch.delenv("VOYAGE_API_KEY")
     named = config.model_copy(update={"api_key_env": "MY_RERANK_KEY"})
@@ -307,6 +309,7 @@ def test_cli_search_with_the_reranker_down_answers_with_a_note(tmp_path: Path) -
     ws = _workspace(tmp_path)
     toml = f'provider = "none"\n[query.rerank]\nenabled = true\nbaseUrl = "{refused_url()}"\napiKey = "rk-cli-key"\n'
     (ws / "mdrecall.toml").write_text(toml)
+    trust_config(ws, tmp_path / "state")
     runner = CliRunner()
     base = ["--workspace", str(ws), "--state-dir", str(tmp_path / "state")]
     assert runner.invoke(app, [*base, "index"]).exit_code == 0
@@ -328,6 +331,7 @@ def test_status_shows_the_stage_and_deep_probes_it(tmp_path: Path, fake_rerank: 
     def configure(url: str) -> None:
         toml = f'provider = "none"\n[query.rerank]\nenabled = true\nprovider = "voyage"\nbaseUrl = "{url}"\n'
         (ws / "mdrecall.toml").write_text(toml + 'apiKey = "rk-status-key"\n')
+        trust_config(ws, tmp_path / "state")
 
     configure(fake_rerank.voyage_base)
     shown = runner.invoke(app, [*base, "status"])

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from mdrecall.cli.app import app
 from mdrecall.storage.identity import APPLICATION_ID, header_application_id
 
-from .conftest import write
+from .conftest import trust_config, write
 
 runner = CliRunner()
 
@@ -215,6 +215,7 @@ def test_session_transcript_paths_open_with_get(ws: Path, tmp_path: Path) -> Non
 @pytest.mark.parametrize("extra", ["/", "/proc", "/sys/kernel", "/dev", "../../../../../../../../.."])
 def test_extra_paths_covering_system_roots_are_refused(ws: Path, tmp_path: Path, extra: str) -> None:
     (ws / "mdrecall.toml").write_text(f'provider = "none"\nextraPaths = ["{extra}"]\n')
+    trust_config(ws, tmp_path / "s")  # a folder's paths outside it count only once trusted; then still refused
     line = one_line_error(cli(ws, tmp_path / "s", "index"))
     assert "extraPaths" in line and "refused" in line
 

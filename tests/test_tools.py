@@ -246,6 +246,8 @@ def test_unusable_database_is_reported_as_unavailable(workspace: Path, open_tool
 class _BrokenIndex:
     """An index whose every operation fails, as with a dead provider or a vanished database."""
 
+    background_sync = False
+
     def __init__(self, workspace: Path, message: str, refresh_ok: bool = False) -> None:
         self.settings = resolve_settings(workspace=workspace, state_dir=workspace / ".state")
         self.config = self.settings.config
@@ -291,6 +293,7 @@ def test_refresh_failure_is_a_warning(workspace: Path, open_tools: Callable[...,
 
     class FlakyRefresh:
         settings, config = real.settings, real.config
+        background_sync = False
 
         def ensure_fresh(self) -> None:
             raise RuntimeError("embedding provider timed out")

@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 
 from fake_embedding_server import FakeEmbeddingServer
 from mdrecall import __version__
-from mdrecall.agents.tools import merge_overlapping
 from mdrecall.cli.app import app
+from mdrecall.retrieval.results import merge_overlapping_results as merge_overlapping
 from mdrecall.retrieval.search import SearchResult
 
-from .conftest import write
+from .conftest import trust_config, write
 
 runner = CliRunner()
 KEYWORD_ONLY = 'provider = "none"\n'
@@ -196,7 +196,10 @@ def test_auto_says_what_it_picked_and_a_failed_deep_probe_exits_1(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with FakeEmbeddingServer() as server:
-        write(workspace, "mdrecall.toml", f'provider = "auto"\n[remote]\nbaseUrl = "{server.openai_base}"\n')
+        # a base URL of the user's choice (trusted), which OPENAI_API_KEY may go to because apiKeyEnv says so
+        toml = f'provider = "auto"\n[remote]\nbaseUrl = "{server.openai_base}"\napiKeyEnv = "OPENAI_API_KEY"\n'
+        write(workspace, "mdrecall.toml", toml)
+        trust_config(workspace, tmp_path / "s")
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         status = json.loads(run(workspace, tmp_path / "s", "status", "--deep", "--json").stdout)
         assert status["provider"] == "openai" and status["requestedProvider"] == "auto"

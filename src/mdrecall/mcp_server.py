@@ -112,7 +112,7 @@ def build_server(tools: MemoryTools | Any) -> Any:
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(type="text", text=text)],
             structured_content=result,
-            is_error=is_error_result(params.name, result, getattr(tools, "extra_names", ())),
+            is_error=is_error_result(params.name, result, tools.extra_names),
         )
 
     def input_schema(name: str) -> dict[str, Any] | None:

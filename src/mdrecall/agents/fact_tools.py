@@ -134,7 +134,7 @@ class FactTools:
         importance = args.get("importance")
         if importance is not None and (isinstance(importance, bool) or not isinstance(importance, int | float)):
             raise MdrecallError("importance must be a number between 0 and 1")
-        return self.store.store(text, importance=importance, category=args.get("category")).to_dict()
+        return self.store.store(text, importance=importance, category=args.get("category"), source="tool").to_dict()
 
     def _recall(self, args: dict[str, Any]) -> dict[str, Any]:
         query = args.get("query")
@@ -190,5 +190,8 @@ def with_fact_tools(memory_tools: Any, settings: Any) -> Any:
     except ImportError:
         return memory_tools
     index = memory_tools.index
-    shared = (lambda: index.provider_result) if hasattr(type(index), "provider_result") else None
+
+    def shared() -> Any:
+        return index.provider_result
+
     return CombinedTools(memory_tools, FactTools(FactStore(settings, shared)))

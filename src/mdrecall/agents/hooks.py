@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -32,11 +33,8 @@ from mdrecall.agents.flush import FlushSettings, should_flush
 from mdrecall.config.settings import Settings
 from mdrecall.errors import MdrecallError
 from mdrecall.facts.store import FactStore, format_memories, store_dir
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+from mdrecall.files import create_private, make_private_dirs, write_atomic
+from mdrecall.locks import file_lock
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
 _ALIASES = {e.lower(): e for e in EVENTS} | {
@@ -46,6 +44,7 @@ _ALIASES = {e.lower(): e for e in EVENTS} | {
     "session-end": "SessionEnd",
 }
 MAX_SESSIONS_KEPT = 200
+MAX_EVENTS_KEPT = 100  # the activity log `mdrecall ui` shows: the newest hook events, oldest dropped
 
 
 def canonical_event(name: str) -> str:
@@ -62,9 +61,14 @@ class HookResult:
 
     stdout: str = ""
     actions: list[str] | None = None
+    facts: list[dict[str, Any]] | None = None  # facts captured or injected, for the activity log
 
     def note(self, action: str) -> None:
         self.actions = [*(self.actions or []), action]
+
+    def fact(self, kind: str, fact: Mapping[str, Any]) -> None:
+        entry = {"kind": kind, **{k: fact.get(k) for k in ("id", "category", "text")}}
+        self.facts = [*(self.facts or []), entry]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -142,11 +146,7 @@ class HookState:
 
     @contextlib.contextmanager
     def session(self, session_id: str) -> Iterator[dict[str, Any]]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+        with file_lock(self.path.with_suffix(".lock")):
             data = self._read()
             sessions = data.setdefault("sessions", {})
             entry = sessions.setdefault(session_id or "default", {})
@@ -159,13 +159,26 @@ class HookState:
             entry["updatedAt"] = int(time.time() * 1000)
             self._prune(sessions)
             self._write(data)
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
     def read(self) -> dict[str, Any]:
         return self._read()
+
+    def log_event(self, event: str, session_id: str, result: HookResult) -> None:
+        """Append one hook call to the activity log (the newest MAX_EVENTS_KEPT are kept)."""
+        with file_lock(self.path.with_suffix(".lock")):
+            data = self._read()
+            events = [e for e in data.get("events") or [] if isinstance(e, dict)]
+            events.append(
+                {
+                    "at": int(time.time() * 1000),
+                    "event": event,
+                    "session": session_id,
+                    "actions": list(result.actions or []),
+                    "facts": list(result.facts or []),
+                }
+            )
+            data["events"] = events[-MAX_EVENTS_KEPT:]
+            self._write(data)
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -175,9 +188,7 @@ class HookState:
         return data if isinstance(data, dict) else {"version": 1, "sessions": {}}
 
     def _write(self, data: dict[str, Any]) -> None:
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps(data, indent=2).encode("utf-8"))
 
     @staticmethod
     def _prune(sessions: dict[str, Any]) -> None:
@@ -241,7 +252,10 @@ class HookRunner:
             "Stop": self.stop,
             "SessionEnd": self.session_end,
         }[canonical_event(event)]
-        return handler(payload, now or datetime.now().astimezone())
+        result = handler(payload, now or datetime.now().astimezone())
+        with contextlib.suppress(OSError):  # the activity log is for people; a hook never fails for it
+            self.state.log_event(canonical_event(event), str(payload.get("session_id") or "default"), result)
+        return result
 
     # -- events ------------------------------------------------------------------------------------
 
@@ -257,17 +271,22 @@ class HookRunner:
             facts = self.store.top(self.config.recall_limit)
             block = format_memories(facts, self.config.recall_max_chars)
             result.stdout = _context_output("SessionStart", block)
+            for fact in facts:
+                result.fact("recalled", fact.to_dict())
             result.note(f"recalled {len(facts)}")
         return result
 
     def user_prompt_submit(self, payload: Mapping[str, Any], now: datetime) -> HookResult:
-        from mdrecall.facts.store import auto_recall
+        from mdrecall.facts.store import auto_recall_hits
 
         result = HookResult()
         prompt = payload.get("prompt")
         if not self.config.auto_recall or not isinstance(prompt, str) or not self._has_facts():
             return result
-        block = auto_recall(self.store, prompt)
+        hits = auto_recall_hits(self.store, prompt)
+        block = format_memories(hits, self.config.recall_max_chars)
+        for hit in hits:
+            result.fact("recalled", hit.fact.to_dict())
         result.stdout = _context_output("UserPromptSubmit", block)
         result.note("recalled" if block else "nothing relevant")
         return result
@@ -369,6 +388,8 @@ class HookRunner:
             result.note(f"capture failed: {err}")
             return
         stored = [o for o in outcomes if o.get("stored")]
+        for outcome in stored:
+            result.fact("captured", outcome.get("fact") or {})
         entry["captured"] = int(entry["captured"]) + len(stored)
         result.note(f"captured {len(stored)}")
 
@@ -398,7 +419,7 @@ def read_payload(text: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------------------
 
 HOOK_TIMEOUTS = {"SessionStart": 60, "UserPromptSubmit": 30, "PreCompact": 60, "Stop": 60, "SessionEnd": 60}
-MARKER = "mdrecall.cli.app"
+MARKER = "mdrecall.cli"
 
 
 def hook_command(base: list[str], event: str) -> str:
@@ -469,15 +490,17 @@ def _load_json_object(path: Path) -> dict[str, Any]:
 
 
 def _write_with_backup(path: Path, data: dict[str, Any], written: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Replace `path` keeping its mode (a new file is 0600); the backup of what was there gets the same mode."""
+    make_private_dirs(path.parent)
     if path.exists():
-        backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-        n = 1
-        while backup.exists():
-            n += 1
-            backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
-        backup.write_bytes(path.read_bytes())
+        mode = stat.S_IMODE(path.stat().st_mode)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for n in range(1, 1000):
+            backup = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{n}" if n > 1 else ""))
+            try:
+                create_private(backup, path.read_bytes(), mode)
+            except FileExistsError:
+                continue
+            break
         written["backups"].append(str(backup))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))

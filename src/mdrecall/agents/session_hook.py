@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mdrecall.errors import MdrecallError
+from mdrecall.files import create_private, make_private_dirs
 
 DEFAULT_MESSAGE_COUNT = 15
 MAX_SLUG_CHARS = 60
@@ -129,21 +130,13 @@ def render_session_memory(
 
 
 def _create_exclusive(directory: Path, stem: str, content: bytes) -> Path:
-    """Create `<stem>.md`, else `<stem>-2.md`, ...; never opens an existing file (O_EXCL)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    """Create `<stem>.md`, else `<stem>-2.md`, ...; never opens an existing file (O_EXCL); user-only (0600)."""
     for n in range(1, MAX_SUFFIX + 1):
         path = directory / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
         try:
-            fd = os.open(path, flags, 0o644)
+            create_private(path, content)
         except FileExistsError:
             continue
-        try:
-            view = memoryview(content)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
         return path
     raise MdrecallError(f"too many session files named {stem}*.md in {directory}")
 
@@ -172,7 +165,7 @@ def save_session_memory(
     memory_dir = Path(workspace) / "memory"
     if memory_dir.is_symlink():
         raise MdrecallError(f"refusing to write through a symlinked memory folder: {memory_dir}")
-    memory_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(memory_dir)
     stem = f"{when.date().isoformat()}-{_choose_slug(turns, slugify, when)}"
     content = render_session_memory(turns, when, session_id, session_key, source).encode("utf-8")
     return _create_exclusive(memory_dir, stem, content)

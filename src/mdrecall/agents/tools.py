@@ -8,15 +8,15 @@ the MCP server needs.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
 
+from mdrecall.backends.base import MemoryBackend
 from mdrecall.errors import MdrecallError, PathRefusedError
-from mdrecall.retrieval.ranking import citation_suffix, citations_enabled, format_citation
+from mdrecall.retrieval.ranking import citations_enabled
 from mdrecall.text.bounds import invalid_text_field, invalid_text_message, is_valid_text
 
 MEMORY_SEARCH = "memory_search"
@@ -149,26 +149,6 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 ALLOWED_PATHS_HINT = "MEMORY.md, memory.md and memory/**/*.md"
-
-
-class _Index(Protocol):
-    """What the tools need from a `MemoryIndex` (a protocol so tests can pass a broken stand-in)."""
-
-    settings: Any
-    config: Any
-
-    def ensure_fresh(self) -> Any: ...
-    def search(
-        self,
-        query: str,
-        max_results: int | None = None,
-        min_score: float | None = None,
-        *,
-        citations: str = "off",
-        session_key: str | None = None,
-    ) -> Any: ...
-    def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]: ...
-    def status(self, deep: bool = False) -> dict[str, Any]: ...
 
 
 class _BadArgument(ValueError):
@@ -306,76 +286,13 @@ def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _overlaps(a: Any, b: Any) -> bool:
-    return a.path == b.path and a.source == b.source and a.start_line <= b.end_line and b.start_line <= a.end_line
-
-
-def _body(result: Any) -> str:
-    """The snippet without its `Source:` footer (citations on)."""
-    if result.citation and result.snippet.endswith(citation_suffix(result.citation)):
-        return result.snippet[: -len(citation_suffix(result.citation))]
-    return result.snippet
-
-
-def _whole_lines(result: Any, body: str) -> dict[int, str] | None:
-    """line number -> text when the snippet holds exactly the result's lines (not a cut window), else None."""
-    lines = body.split("\n")
-    if len(lines) != result.end_line - result.start_line + 1:
-        return None
-    return {result.start_line + i: line for i, line in enumerate(lines)}
-
-
-def _absorb(kept: Any, other: Any) -> None:
-    """Fold a lower-ranked hit into an overlapping better one: one result covering both line ranges."""
-    kept_body, other_body = _body(kept), _body(other)
-    mine, theirs = _whole_lines(kept, kept_body), _whole_lines(other, other_body)
-    start, end = min(kept.start_line, other.start_line), max(kept.end_line, other.end_line)
-    if mine is not None and theirs is not None:
-        joined = {**theirs, **mine}
-        if all(n in joined for n in range(start, end + 1)):
-            kept_body = "\n".join(joined[n] for n in range(start, end + 1))
-    kept.start_line, kept.end_line = start, end
-    kept.score = max(kept.score, other.score)
-    for field in ("vector_score", "text_score"):
-        values = [v for v in (getattr(kept, field, None), getattr(other, field, None)) if v is not None]
-        if values:
-            setattr(kept, field, max(values))
-    if kept.citation:
-        kept.citation = format_citation(kept.path, start, end)
-        kept.snippet = kept_body + citation_suffix(kept.citation)
-    else:
-        kept.snippet = kept_body
-
-
-def merge_overlapping(results: Sequence[Any], index: Any = None) -> list[Any]:
-    """Overlapping hits of one file (neighbouring chunks share `overlap` lines) become one result, best first.
-
-    The builtin search merges them already, before it fills `maxResults` (`search.merge_overlapping`); this
-    pass covers other backends' results. The merged result spans both line ranges and keeps the better score;
-    its snippet joins both when both are whole chunks, else it is the better hit's snippet. The inputs are not
-    modified. `query.mergeOverlapping = false` (the spec's one chunk per result) turns both off.
-    """
-    query_cfg = getattr(getattr(index, "config", None), "query", None)
-    if not getattr(query_cfg, "merge_overlapping", True):
-        return list(results)
-    merged: list[Any] = []
-    for result in results:
-        for kept in merged:
-            if _overlaps(kept, result):
-                _absorb(kept, result)
-                break
-        else:
-            merged.append(copy.copy(result))
-    return merged
-
-
 def no_memory_files_message(index: Any) -> str | None:
     """One line when the workspace holds no memory at all (and no transcripts), naming where we looked."""
     try:
         if index.discover() or (index.discover_sessions() or []):
             return None
         workspace = index.settings.workspace
-        extras = list(getattr(index.config, "extra_paths", []) or [])
+        extras = list(index.config.extra_paths)
     except Exception:  # a stand-in index without discovery: nothing to say
         return None
     looked = "MEMORY.md, memory.md, memory/**/*.md" + (f" and extra paths {', '.join(extras)}" if extras else "")
@@ -397,9 +314,12 @@ class MemoryTools:
     Calls are serialised with a lock, so one instance can serve a threaded MCP server.
     """
 
+    # tools whose failure results are not errors of the protocol (the fact tools add theirs)
+    extra_names: tuple[str, ...] = ()
+
     def __init__(
         self,
-        index: _Index,
+        index: MemoryBackend,
         *,
         chat_type: ChatType | str = "direct",
         include_status: bool = False,
@@ -419,11 +339,11 @@ class MemoryTools:
 
     @property
     def enabled(self) -> bool:
-        return bool(getattr(self.index.config, "enabled", True))
+        return bool(self.index.config.enabled)
 
     @property
     def citations_mode(self) -> str:
-        return self._citations or getattr(self.index.config, "citations", "auto")
+        return self._citations or self.index.config.citations
 
     @property
     def names(self) -> list[str]:
@@ -529,13 +449,13 @@ class MemoryTools:
         except Exception as err:  # the tool must answer, whatever broke underneath
             return {"results": [], **_unavailable(_describe(err), MEMORY_SEARCH)}
         out: dict[str, Any] = {
-            "results": [r.to_dict() for r in merge_overlapping(response.results, self.index)],
+            "results": [r.to_dict() for r in response.results],
             "provider": response.provider,
             "model": response.model,
             "citations": self.citations_mode,
-            "backend": getattr(response, "backend", "builtin"),
+            "backend": response.backend,
         }
-        if getattr(response, "backend_fallback", None):
+        if response.backend_fallback:
             out["backendFallback"] = response.backend_fallback  # which engine failed and why (qmd -> builtin)
         fallback = self._fallback()
         if fallback:
@@ -555,19 +475,16 @@ class MemoryTools:
         A stale index answers as it is while a background sync catches up (the spec's rule); only an index
         that was never built is synced inline, with progress reported. A failure is a warning, not an error.
         """
-        sync_cfg = getattr(self.index.config, "sync", None)
-        if sync_cfg is not None and not getattr(sync_cfg, "on_search", True):
+        if not self.index.config.sync.on_search:
             return None, None
-        has_index = getattr(self.index, "has_index", None)
-        request_sync = getattr(self.index, "request_sync", None)
         try:
-            if not self._background or not callable(has_index) or not callable(request_sync) or not has_index():
+            if not (self._background and self.index.background_sync and self.index.has_index()):
                 self.index.ensure_fresh(**({"progress": self._progress} if self._progress else {}))
                 return None, None
-            changed = self.index.dirty_files()  # type: ignore[attr-defined]
-            if not changed and self.index.full_reindex_reason() is None:  # type: ignore[attr-defined]
+            changed = self.index.dirty_files()
+            if not changed and self.index.full_reindex_reason() is None:
                 return None, None
-            request_sync("search")
+            self.index.request_sync("search")
         except Exception as err:
             return f"index refresh failed ({_describe(err)}); results may be stale", None
         what = f"{len(changed)} changed file(s)" if changed else "a settings change (full reindex)"
@@ -575,10 +492,10 @@ class MemoryTools:
 
     def _fallback(self) -> dict[str, str] | None:
         try:
-            result = self.index.provider_result  # type: ignore[attr-defined]
-        except Exception:
+            result = self.index.provider_result
+        except Exception:  # a backend that failed to open answers without one
             return None
-        if getattr(result, "fallback_from", None):
+        if result is not None and result.fallback_from:
             return {"from": result.fallback_from, "reason": result.fallback_reason or ""}
         return None
 
@@ -611,7 +528,7 @@ class MemoryTools:
             return {"path": path, "text": "", **_unavailable(_describe(err), MEMORY_GET)}
 
     def _allowed_paths_action(self) -> str:
-        extras = list(getattr(self.index.config, "extra_paths", []) or [])
+        extras = list(self.index.config.extra_paths)
         allowed = ALLOWED_PATHS_HINT + (f", and the extra paths {', '.join(extras)}" if extras else "")
         return f"memory_get only reads {allowed} (workspace-relative); use a path from memory_search results"
 

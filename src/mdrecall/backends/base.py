@@ -18,7 +18,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from mdrecall.config.settings import MemoryConfig, Settings
+    from mdrecall.documents.sessions import SessionFile
+    from mdrecall.documents.workspace import MemoryFile
+    from mdrecall.embeddings.base import EmbeddingProvider
+    from mdrecall.embeddings.factory import ProviderResult
     from mdrecall.indexing.sync import ChunkProgressFn, ProgressFn, SyncReport
     from mdrecall.retrieval.search import SearchMode, SearchResponse
 
@@ -30,6 +36,21 @@ class MemoryBackend(Protocol):
     settings: Settings
     config: MemoryConfig
     on_synced: Callable[[SyncReport], None] | None
+    # True when `request_sync` runs a sync on a background thread, so a search may answer from a stale index
+    # while it catches up; False: callers sync inline (`ensure_fresh`) before answering.
+    background_sync: bool
+    # the index file (None for a server database); named in messages
+    db_path: Path | None
+
+    @property
+    def provider(self) -> EmbeddingProvider | None:
+        """The embedding model answering now (None: keyword-only)."""
+        ...
+
+    @property
+    def provider_result(self) -> ProviderResult | None:
+        """The embedding provider chosen for this backend and why (fallback from/reason), if any."""
+        ...
 
     @property
     def read_only(self) -> bool:
@@ -56,6 +77,30 @@ class MemoryBackend(Protocol):
         """Sync when dirty; None when nothing had to be done."""
         ...
 
+    def has_index(self) -> bool:
+        """Whether the index has been built at least once (a missing index is the one reason to block)."""
+        ...
+
+    def dirty_files(self) -> list[str]:
+        """Paths whose file differs from what the index holds (new, changed and vanished ones)."""
+        ...
+
+    def full_reindex_reason(self) -> str | None:
+        """Why the whole index must be rebuilt (model or settings changed), or None."""
+        ...
+
+    def request_sync(self, reason: str = "search") -> None:
+        """Queue a sync (on the background thread when `background_sync`); never blocks."""
+        ...
+
+    def discover(self) -> list[MemoryFile]:
+        """The memory files this backend serves."""
+        ...
+
+    def discover_sessions(self) -> list[SessionFile] | None:
+        """Session transcripts when the sessions source is on, else None."""
+        ...
+
     def search(
         self,
         query: str,
@@ -65,8 +110,18 @@ class MemoryBackend(Protocol):
         *,
         citations: str = "off",
         session_key: str | None = None,
+        explain: bool = False,
     ) -> SearchResponse:
-        """Ranked snippets; `response.backend` names the engine that served them."""
+        """Ranked snippets; `response.backend` names the engine that served them. `explain`: each result's
+        `explain` says why it ranked (None where the engine does not say)."""
+        ...
+
+    def memory_files(self) -> list[dict[str, Any]]:
+        """The memory files the backend reads: path, size, mtimeMs and chunks (their count in the index)."""
+        ...
+
+    def file_chunks(self, rel_path: str) -> list[dict[str, Any]]:
+        """One file's chunks in the index (id, startLine, endLine), in file order."""
         ...
 
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:

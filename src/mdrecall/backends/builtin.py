@@ -52,15 +52,11 @@ from mdrecall.indexing.sync import (
     index_model,
     safe_reindex,
 )
+from mdrecall.locks import file_lock
 from mdrecall.retrieval.rerank import rerank_probe, rerank_status
 from mdrecall.retrieval.search import SearchMode, SearchResponse, run_search
 from mdrecall.storage.identity import check_index_path, stale_temp_files
 from mdrecall.storage.sqlite import Store, StoreCorruptError, remove_db_files
-
-try:  # POSIX advisory locks; on platforms without fcntl the in-process lock still applies
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
 
 LOCK_WAIT_SECONDS = 600.0
 WORKSPACE_META_KEY = "workspace"
@@ -98,6 +94,7 @@ class SearchRequest:
     mode: SearchMode = "hybrid"
     citations: str = "off"
     session_key: str | None = None
+    explain: bool = False  # each result says why it ranked (retrieval/explain.py)
 
 
 class MemoryIndex:
@@ -106,6 +103,8 @@ class MemoryIndex:
     The embedding provider is created lazily (loading a model is the slow part and `status` should not
     pay for it unless it has to).
     """
+
+    background_sync = True
 
     def __init__(self, settings: Settings, provider_result: ProviderResult | None = None) -> None:
         self.settings = settings
@@ -191,18 +190,12 @@ class MemoryIndex:
 
     def _cleanup_at_start(self) -> None:
         """Remove a crashed reindex's temp files now, if no other process is syncing (never blocks)."""
-        if fcntl is None or not stale_temp_files(self.db_path):
+        if not stale_temp_files(self.db_path):
             return
         check_index_path(self.db_path)
-        with contextlib.suppress(OSError), self._lock_file() as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return
-            try:
+        with contextlib.suppress(OSError), file_lock(f"{self.db_path}.lock", timeout=0) as held:
+            if held:  # else another process is syncing: its temp files are not stale
                 self._remove_stale_temp_files()
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def _discard_index(self, reason: str) -> None:
         """Throw away an unusable index file; the markdown is the source of truth and the next sync rebuilds."""
@@ -268,33 +261,10 @@ class MemoryIndex:
     def _process_lock(self) -> Iterator[None]:
         """One sync at a time across processes: an advisory lock on `{db}.lock`."""
         check_index_path(self.db_path)  # before the .lock is created beside something that is not ours
-        if fcntl is None:
+        with file_lock(f"{self.db_path}.lock", timeout=LOCK_WAIT_SECONDS) as held:
+            if not held:
+                raise IndexBusyError(f"another process is indexing {self.db_path}; try again later")
             yield
-            return
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock_file() as handle:
-            deadline = time.monotonic() + LOCK_WAIT_SECONDS
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise IndexBusyError(f"another process is indexing {self.db_path}; try again later") from None
-                    time.sleep(0.05)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-    @contextlib.contextmanager
-    def _lock_file(self) -> Iterator[int]:
-        """`{db}.lock`, opened without following a symlink."""
-        fd = os.open(f"{self.db_path}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        try:
-            yield fd
-        finally:
-            os.close(fd)
 
     def full_reindex_reason(self, store: Store | None = None) -> str | None:
         store = store or self.store
@@ -546,10 +516,12 @@ class MemoryIndex:
         *,
         citations: str = "off",
         session_key: str | None = None,
+        explain: bool = False,
     ) -> SearchResponse:
         """Hybrid search. `citations` ("on" | "off" | "auto" with `session_key`) appends `Source:` lines;
-        the memory_search tool passes the configured mode, library and CLI callers get plain snippets."""
-        return self.answer(SearchRequest(query, max_results, min_score, mode, citations, session_key))
+        the memory_search tool passes the configured mode, library and CLI callers get plain snippets.
+        `explain`: each result carries the score after every ranking stage (`SearchResult.explain`)."""
+        return self.answer(SearchRequest(query, max_results, min_score, mode, citations, session_key, explain))
 
     def answer(self, request: SearchRequest) -> SearchResponse:
         """Answer one search; where a backend adds its recovery (here: a corrupt index file is rebuilt once)."""
@@ -602,6 +574,7 @@ class MemoryIndex:
                     mode=request.mode,
                     citations=request.citations,  # type: ignore[arg-type]
                     session_key=request.session_key,
+                    explain=request.explain,
                 )
 
             provider = self.provider
@@ -620,6 +593,19 @@ class MemoryIndex:
             except EmbeddingError as err:
                 why = f"embedding provider unavailable: {err}"
                 return _keyword_only(run(None, stored_model or provider.model), why)
+
+    def memory_files(self) -> list[dict[str, Any]]:
+        """Every memory file the index reads, with its chunk count in the index (0: not indexed yet)."""
+        counts = self.store.chunk_counts()
+        files = [
+            {"path": f.path, "size": f.size, "mtimeMs": f.mtime_ms, "chunks": counts.get(f.path, 0)}
+            for f in self.discover()
+        ]
+        return sorted(files, key=lambda f: f["path"])
+
+    def file_chunks(self, rel_path: str) -> list[dict[str, Any]]:
+        """One file's chunks in the index, in file order: id and line range."""
+        return [{"id": cid, "startLine": s, "endLine": e} for cid, s, e in self.store.file_chunks(rel_path)]
 
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:
         """Text of a memory file, optionally `lines` lines starting at 1-based `from_line`."""
@@ -699,7 +685,7 @@ class MemoryIndex:
         }
         if self.recovery:
             out["recovered"] = self.recovery
-        if provider is not None and hasattr(store, "pending_vector_count"):
+        if provider is not None:
             out["vectorsPending"] = store.pending_vector_count(meta.get("model") or provider.model)
         if self.last_sync is not None and self.last_sync.provider_error:
             out["providerError"] = self.last_sync.provider_error
@@ -747,7 +733,7 @@ class MemoryIndex:
                 probe["embeddings"] = {"ok": False, "error": str(err)}
         try:
             store = self.store
-            ok = store.vector.available and bool(store.conn.execute("SELECT vec_version()").fetchone())
+            ok = store.vec_version() is not None
             probe["vector"] = {"ok": ok, "rows": store.vector_row_count()}
             if not ok:
                 probe["vector"]["error"] = store.vector.load_error or "sqlite-vec disabled"

@@ -23,9 +23,8 @@ BACKENDS: dict[str, str] = {
 
 
 def backend_name(settings: Settings) -> str:
-    name = str(getattr(settings.config, "backend", "builtin") or "builtin")
-    store = getattr(settings.config, "store", None)
-    if name == "builtin" and getattr(store, "driver", "sqlite") == "postgres":
+    name = str(settings.config.backend or "builtin")
+    if name == "builtin" and settings.config.store.driver == "postgres":
         return "postgres"  # `store.driver = "postgres"` (or `store.backend`) names the team backend too
     return name
 

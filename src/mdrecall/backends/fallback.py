@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,8 @@ if TYPE_CHECKING:
     from mdrecall.backends.builtin import MemoryIndex
     from mdrecall.backends.qmd import QmdBackend
     from mdrecall.config.settings import Settings
+    from mdrecall.documents.sessions import SessionFile
+    from mdrecall.documents.workspace import MemoryFile
     from mdrecall.embeddings.factory import ProviderResult
     from mdrecall.indexing.sync import ChunkProgressFn, ProgressFn, SyncReport
     from mdrecall.retrieval.search import SearchMode, SearchResponse
@@ -39,8 +40,7 @@ class FallbackBackend:
         self.on_synced: Callable[[SyncReport], None] | None = None
         self.last_served = "none"
         self.last_fallback: dict[str, Any] | None = None
-        self._timer: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._timer: Any = None  # a SyncScheduler while background work runs
         self._explicit_sync = False
         fallback.on_synced = self._builtin_synced  # background (watch/interval) syncs update qmd too
 
@@ -68,6 +68,28 @@ class FallbackBackend:
     @property
     def db_path(self) -> Any:
         return self.fallback.db_path
+
+    # qmd refreshes itself: searches sync inline (`ensure_fresh`), never on a background thread
+    background_sync = False
+
+    def has_index(self) -> bool:
+        """Always true: qmd builds its own index when it refreshes, so no caller has to build one first."""
+        return True
+
+    def dirty_files(self) -> list[str]:
+        return self.fallback.dirty_files()
+
+    def full_reindex_reason(self) -> str | None:
+        return self.fallback.full_reindex_reason()
+
+    def request_sync(self, reason: str = "search") -> None:
+        self.ensure_fresh()
+
+    def discover(self) -> list[MemoryFile]:
+        return self.fallback.discover()
+
+    def discover_sessions(self) -> list[SessionFile] | None:
+        return self.fallback.discover_sessions()
 
     # -- sync --------------------------------------------------------------------------------------
 
@@ -109,7 +131,9 @@ class FallbackBackend:
         *,
         citations: str = "off",
         session_key: str | None = None,
+        explain: bool = False,
     ) -> SearchResponse:
+        """qmd's answer (it does not say why a result ranked: `explain` then gives none), else the builtin's."""
         from mdrecall.backends.qmd import QmdError
 
         try:
@@ -120,7 +144,7 @@ class FallbackBackend:
             with contextlib.suppress(Exception):  # an index never built (qmd answered so far) is built now
                 self.fallback.ensure_fresh()
             response = self.fallback.search(
-                query, max_results, min_score, mode, citations=citations, session_key=session_key
+                query, max_results, min_score, mode, citations=citations, session_key=session_key, explain=explain
             )
             response.backend = "builtin"
             response.backend_fallback = {"from": "qmd", "reason": reason}
@@ -129,6 +153,13 @@ class FallbackBackend:
         if response.backend == "qmd":
             self.last_fallback = None
         return response
+
+    def memory_files(self) -> list[dict[str, Any]]:
+        """The workspace's memory files with their chunks in the builtin index (qmd keeps its own)."""
+        return self.fallback.memory_files()
+
+    def file_chunks(self, rel_path: str) -> list[dict[str, Any]]:
+        return self.fallback.file_chunks(rel_path)
 
     def read_file(self, rel_path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, str]:
         """`qmd/<collection>/<path>` from that collection's root; anything else by the builtin rules."""
@@ -160,20 +191,17 @@ class FallbackBackend:
     def start_background(self, watch: bool | None = None) -> None:
         self.fallback.start_background(watch)
         if self._timer is None and self.primary.interval_seconds > 0:
-            self._stop.clear()
-            self._timer = threading.Thread(target=self._timer_loop, name="mdrecall-qmd-update", daemon=True)
-            self._timer.start()
+            from mdrecall.indexing.watch import SyncScheduler
 
-    def _timer_loop(self) -> None:
-        """`qmd update` every update.interval (the first one on boot), until stopped."""
-        while not self._stop.is_set():
-            self.primary.refresh(force=False)
-            self._stop.wait(min(self.primary.interval_seconds, 60.0))
+            # `qmd update` when due (the first check on boot), checked at least once a minute: the same
+            # scheduler the builtin index uses for its interval syncs
+            every = min(self.primary.interval_seconds, 60.0) / 60
+            self._timer = SyncScheduler(lambda _reason: self.primary.refresh(force=False), every).start()
+            self._timer.request("boot")
 
     def stop_background(self) -> None:
-        self._stop.set()
         if self._timer is not None:
-            self._timer.join(timeout=5)
+            self._timer.stop(timeout=5)
             self._timer = None
         self.fallback.stop_background()
 

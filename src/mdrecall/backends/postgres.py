@@ -104,7 +104,8 @@ def resolve_dsn(settings: Settings) -> str:
     return dsn
 
 
-def workspace_key(settings: Settings) -> str:
+def server_workspace_key(settings: Settings) -> str:
+    """The name of this workspace on the server (`store.postgres.workspaceKey`, else its absolute path)."""
     return settings.config.store.postgres.workspace_key or str(settings.workspace)
 
 
@@ -120,7 +121,7 @@ class PostgresIndex(MemoryIndex):
         self.pg = settings.config.store.postgres
         self.dsn = resolve_dsn(settings)
         self.server = describe_dsn(self.dsn)
-        self.workspace_key = workspace_key(settings)
+        self.workspace_key = server_workspace_key(settings)
         self._pool_obj: Any = None
         self._pool_lock = threading.Lock()
         self._index_id: int | None = None

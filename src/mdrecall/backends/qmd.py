@@ -29,16 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-try:  # POSIX advisory locks between processes sharing one qmd home
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
-
 from mdrecall.config.settings import QmdConfig, QmdScopeConfig, parse_duration_ms
 from mdrecall.documents.sessions import list_session_files, parse_transcript
 from mdrecall.documents.workspace import read_memory_lines
 from mdrecall.errors import MdrecallError, PathRefusedError
+from mdrecall.files import make_private_dirs, write_atomic
+from mdrecall.locks import file_lock
 from mdrecall.retrieval.ranking import citations_enabled
+from mdrecall.retrieval.results import merge_overlapping_results
 from mdrecall.retrieval.search import SearchResponse, SearchResult, finish_results
 from mdrecall.text.bounds import bound_query
 
@@ -216,13 +214,11 @@ class QmdBackend:
         """Rewrite the collections into qmd's `index.yml` (JSON is valid YAML); untouched when unchanged."""
         doc = {"collections": {c.name: {"path": str(c.root), "pattern": c.pattern} for c in self.collections()}}
         text = json.dumps(doc, indent=2) + "\n"
-        self.index_yml.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(self.index_yml.parent)
         with contextlib.suppress(FileNotFoundError):
             if self.index_yml.read_text(encoding="utf-8") == text:
                 return
-        tmp = self.index_yml.with_suffix(".yml.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, self.index_yml)
+        write_atomic(self.index_yml, text.encode("utf-8"))
 
     # -- running qmd -------------------------------------------------------------------------------
 
@@ -234,7 +230,7 @@ class QmdBackend:
     def run(self, args: list[str], timeout_ms: int) -> str:
         """Run `qmd <args>` in its own home; stdout on success, else QmdError (missing, exit code, timeout)."""
         command = shlex.split(self.cfg.command) or ["qmd"]
-        self.home.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(self.home)
         with self._proc_lock:  # close() must see every process it has to stop
             if self._closed:
                 raise QmdError("qmd backend closed")
@@ -279,10 +275,8 @@ class QmdBackend:
             return {}
 
     def _save_state(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        tmp = self.home / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(self._state, indent=2), encoding="utf-8")
-        os.replace(tmp, self.home / STATE_FILE)
+        make_private_dirs(self.home)
+        write_atomic(self.home / STATE_FILE, json.dumps(self._state, indent=2).encode("utf-8"))
 
     def _record(self, key: str, started: float, error: str | None) -> None:
         entry = {"at": int(time.time() * 1000), "ok": error is None, "ms": round((time.monotonic() - started) * 1000)}
@@ -323,25 +317,9 @@ class QmdBackend:
     @contextlib.contextmanager
     def _process_lock(self, wait: bool) -> Iterator[bool]:
         """One `qmd update` per qmd home across processes (an advisory lock on `<home>/update.lock`)."""
-        if fcntl is None:  # pragma: no cover - platforms without fcntl: the thread lock still applies
-            yield True
-            return
-        self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.home / "update.lock", "a+") as handle:
-            deadline = time.monotonic() + self.cfg.update.update_timeout_ms / 1000
-            while True:
-                try:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if not wait or time.monotonic() > deadline:
-                        yield False
-                        return
-                    time.sleep(0.05)
-            try:
-                yield True
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        timeout = self.cfg.update.update_timeout_ms / 1000 if wait else 0
+        with file_lock(self.home / "update.lock", timeout=timeout) as held:
+            yield held
 
     def _due(self, force: bool, changed: bool) -> bool:
         if force:
@@ -417,7 +395,7 @@ class QmdBackend:
         Only files this exporter wrote (listed in its manifest) are ever replaced or deleted.
         """
         out_dir = self.sessions_dir
-        out_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(out_dir)
         manifest_path = self.home / SESSIONS_MANIFEST
         try:
             owned = set(json.loads(manifest_path.read_text(encoding="utf-8")))
@@ -442,9 +420,7 @@ class QmdBackend:
             if target.exists() and name not in owned:
                 continue  # never overwrite a file we did not write
             if not target.exists() or target.read_text(encoding="utf-8", errors="replace") != text:
-                tmp = out_dir / (name + ".tmp")
-                tmp.write_text(text, encoding="utf-8")
-                os.replace(tmp, target)
+                write_atomic(target, text.encode("utf-8"))
                 written += 1
             owned.add(name)
         for name in sorted(owned - set(wanted)):
@@ -452,7 +428,7 @@ class QmdBackend:
                 (out_dir / name).unlink()
                 removed += 1
             owned.discard(name)
-        manifest_path.write_text(json.dumps(sorted(owned)), encoding="utf-8")
+        write_atomic(manifest_path, json.dumps(sorted(owned)).encode("utf-8"))
         return {"exported": len(wanted), "written": written, "removed": removed}
 
     # -- search ------------------------------------------------------------------------------------
@@ -500,6 +476,7 @@ class QmdBackend:
             results = [r for r in results if r.score >= min_score]
         results = results[:limit]
         results = finish_results(results, citations_enabled(citations, session_key), limits.max_injected_chars)
+        results = merge_overlapping_results(results, self.settings.config.query.merge_overlapping)
         return SearchResponse(results, "qmd", mode, label, backend="qmd")
 
     @staticmethod

@@ -19,11 +19,12 @@ from rich.table import Table
 from rich.text import Text
 
 from mdrecall import __version__
-from mdrecall.agents.tools import merge_overlapping, no_memory_files_message
+from mdrecall.agents.tools import no_memory_files_message
 from mdrecall.backends import MemoryBackend, open_backend
 from mdrecall.cli.common import GlobalOptions, err, fail, out, print_json, say, settings_from, warn
 from mdrecall.cli.facts import register as register_fact_commands
 from mdrecall.cli.migrate import register as register_migrate_command
+from mdrecall.cli.trust import register as register_trust_command
 from mdrecall.errors import IndexWriteError, MdrecallError, describe_os_error
 from mdrecall.indexing.sync import SyncReport
 from mdrecall.retrieval.rerank import describe as describe_rerank
@@ -167,8 +168,7 @@ def _fresh(index: MemoryBackend, quiet: bool) -> SyncReport | None:
     """Sync a stale index before answering; a fault (read-only, disk full) leaves the last index to answer."""
     if index.read_only or not index.is_dirty():
         if index.read_only:
-            where = getattr(index, "db_path", "the index")
-            say(err, ("note: ", "yellow"), f"{where} is read-only: answering from the index as it is")
+            say(err, ("note: ", "yellow"), f"{index.db_path} is read-only: answering from the index as it is")
         return None
     try:
         return _sync_with_progress(index, force=False, reason="stale", quiet=quiet)
@@ -223,7 +223,7 @@ def index(
             return
         kind = "full reindex" if report.full_reindex else "incremental sync"
         why = f" ({report.full_reason})" if report.full_reason and report.full_reason != "forced" else ""
-        provider = getattr(idx, "provider", None)
+        provider = idx.provider
         model = f"{provider.id}/{provider.model}" if provider else "none (keyword-only)"
         say(
             out,
@@ -250,6 +250,7 @@ def search(
     max_results: int = typer.Option(None, "--max-results", "-n", min=1, help="At most N results (default 6)."),
     min_score: float = typer.Option(None, "--min-score", min=0.0, max=1.0, help="Drop results below this score."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array of results."),
+    explain: bool = typer.Option(False, "--explain", help="Say why each result ranked (score after each stage)."),
 ) -> None:
     """Search memory by meaning and by keyword."""
 
@@ -259,8 +260,8 @@ def search(
     def body(idx: MemoryBackend) -> None:
         _require_memory_files(idx)
         _fresh(idx, quiet=as_json)
-        response = idx.search(query, max_results=max_results, min_score=min_score)
-        results = merge_overlapping(response.results, idx)
+        response = idx.search(query, max_results=max_results, min_score=min_score, explain=explain)
+        results = response.results
         if as_json:
             print_json([r.to_dict() for r in results])
             if response.notice:
@@ -283,9 +284,25 @@ def search(
                 (result.source, "dim"),
             )
             say(out, "   " + _whole_lines(idx, result).strip().replace("\n", "\n   "))
+            if explain:
+                say(out, ("   why: " + explain_line(result.explain), "dim"))
         say(out, (f"{len(results)} results · {response.mode} · {response.provider}", "dim"))
 
     _run(ctx, body)
+
+
+def explain_line(explain: dict[str, Any] | None) -> str:
+    """One line of `SearchResult.explain`: both sides' raw scores, then the score after each stage."""
+    if not explain:
+        return "this engine does not say why it ranked this result"
+    parts = []
+    vector, keyword = explain.get("vector") or {}, explain.get("keyword") or {}
+    if vector.get("cosine") is not None:
+        parts.append(f"vector {vector['cosine']:.3f}")
+    if keyword.get("bm25") is not None:
+        parts.append(f"keyword {keyword['bm25']:.3f} (coverage {keyword['coverage']:.2f})")
+    steps = [f"{step['label']} {step['score']:.3f}" for step in explain.get("steps", [])]
+    return " · ".join(parts) + " -> " + " -> ".join(steps)
 
 
 def _whole_lines(idx: MemoryBackend, result: Any) -> str:
@@ -441,6 +458,7 @@ def _verbose_rows(status: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [
         ("agent", status.get("agentId", "-")),
         ("config", status.get("configPath") or "(defaults)"),
+        ("not trusted", ", ".join(status.get("untrustedKeys") or []) or "-"),
         ("extra paths", ", ".join(status.get("extraPaths") or []) or "-"),
         ("sessions dir", status.get("sessionsDir") or "-"),
         ("max results", str(query["maxResults"])),
@@ -486,17 +504,16 @@ def status(
     """
 
     def body(idx: MemoryBackend) -> None:
-        has_index = getattr(idx, "has_index", None)
-        if reindex or (callable(has_index) and not has_index()):
+        if reindex or not idx.has_index():
             _fresh(idx, quiet=as_json)
         info = idx.status(deep=deep)
         info["agentId"] = idx.settings.agent_id
         info["configPath"] = str(idx.settings.config_path) if idx.settings.config_path else None
+        info["untrustedKeys"] = list(idx.settings.untrusted_keys)  # ignored until `mdrecall trust`
         sessions_on = "sessions" in idx.config.sources
         info["sessionsDir"] = str(idx.settings.sessions_dir) if sessions_on else None
-        dirty_files = getattr(idx, "dirty_files", None)
-        if verbose and info.get("dirty") and callable(dirty_files):
-            info["dirtyFiles"] = dirty_files()
+        if verbose and info.get("dirty"):
+            info["dirtyFiles"] = idx.dirty_files()
         empty = no_memory_files_message(idx)
         if empty:
             info["warning"] = empty
@@ -602,8 +619,28 @@ def mcp(
         fail(str(exc))
 
 
+@app.command()
+def ui(
+    ctx: typer.Context,
+    port: int = typer.Option(None, "--port", help="Port on 127.0.0.1 (default 8767, or a free one if taken; 0: any)."),
+    open_browser: bool = typer.Option(False, "--open", help="Also open the page in the default browser."),
+) -> None:
+    """Inspect memory in a local web page: search with explanations, files, facts, hook activity, index health.
+
+    Serves 127.0.0.1 only and prints the address with its access token (docs/ui.md)."""
+    from mdrecall.ui.server import serve
+
+    try:
+        serve(settings_from(ctx), port=port, open_browser=open_browser, announce=lambda line: say(err, line))
+    except MdrecallError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        raise typer.Exit(code=130) from None
+
+
 register_fact_commands(app)  # facts, hook, install: see cli_facts.py
 register_migrate_command(app)  # migrate --to postgres: see cli_migrate.py
+register_trust_command(app)  # trust: see cli/trust.py
 
 
 def main() -> None:

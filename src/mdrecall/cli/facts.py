@@ -2,6 +2,7 @@
 
     mdrecall facts store TEXT [--category C] [--importance X]
     mdrecall facts recall QUERY [-n N]
+    mdrecall facts edit ID [TEXT] [--category C] [--importance X]
     mdrecall facts forget (ID | --query Q)
     mdrecall facts list [--category C] | stats | rebuild
     mdrecall hook EVENT            (payload JSON on stdin; for Claude Code / Codex hooks)
@@ -62,7 +63,7 @@ def facts_store(
     """Store a memory (not stored twice: a near-identical one is reported instead)."""
 
     def body(store: Any) -> None:
-        result = store.store(text, importance=importance, category=category)
+        result = store.store(text, importance=importance, category=category, source="cli")
         if as_json:
             print_json(result.to_dict())
         else:
@@ -89,6 +90,29 @@ def facts_recall(
             sys.stdout.write(f"no memories match {query!r}\n")
         for hit in hits:
             _show_fact(hit.fact.to_dict(), hit.score)
+
+    _with_store(ctx, body)
+
+
+@facts_app.command("edit")
+def facts_edit(
+    ctx: typer.Context,
+    fact_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
+    text: str = typer.Argument(None, help="The new text (default: unchanged)."),
+    category: str = typer.Option(None, "--category", "-c", help="preference|fact|decision|entity|other"),
+    importance: float = typer.Option(None, "--importance", min=0.0, max=1.0, help="0..1."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Change a memory's text, category or importance (its line in memory/facts.md keeps its id and date)."""
+    if text is None and category is None and importance is None:
+        fail("give the new text, --category or --importance")
+
+    def body(store: Any) -> None:
+        result = store.edit(fact_id, text, category=category, importance=importance)
+        if as_json:
+            print_json(result.to_dict())
+        else:
+            sys.stdout.write(result.message + "\n")
 
     _with_store(ctx, body)
 
@@ -202,7 +226,7 @@ def install_claude_code(
     from mdrecall.agents.hooks import install_claude_code as install
 
     opts = ctx.obj
-    base = [sys.executable, "-m", "mdrecall.cli.app"]
+    base = [sys.executable, "-m", "mdrecall.cli"]
     for flag, value in (("--agent", opts.agent), ("--state-dir", opts.state_dir), ("--config", opts.config)):
         if value is not None:
             base += [flag, str(Path(value).expanduser().resolve()) if flag != "--agent" else str(value)]

@@ -1,4 +1,5 @@
-"""Configuration: the schema and layered settings (`settings`), and the OpenClaw config import (`openclaw`).
+"""Configuration: the schema and layered settings (`settings`), the OpenClaw config import (`openclaw`),
+and which keys of a folder's own config need the user's trust (`trust`), how path values are read (`paths`).
 
-May import: `errors`, `text`. Imported by everything above it; it knows nothing of storage, search or agents.
+May import: `errors`, `files`, `text`. Imported by everything above it; it knows nothing of storage, search or agents.
 """

@@ -379,4 +379,4 @@ def settings_for(
     settings = resolve_settings(
         workspace=workspace, agent_id=agent_id, state_dir=state_dir, config_path=config_path, db_path=db_path
     )
-    return settings, []
+    return settings, [settings.trust_notice] if settings.trust_notice else []

@@ -54,20 +54,43 @@ class BatchConfig(_Section):
     timeout_minutes: float = Field(60, gt=0)
 
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _env_name(value: str | None) -> str | None:
+    if value is not None and not _ENV_NAME.match(value):
+        raise ValueError(f"must be an environment variable name, got {value!r}")
+    return value
+
+
 class RemoteConfig(_Section):
     base_url: str | None = None
     api_key: str | None = None
+    # An environment variable whose value is sent as the key. Without it, a provider's own variable
+    # (OPENAI_API_KEY, ...) is sent only to that provider's API host, never to another baseUrl.
+    api_key_env: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     batch: BatchConfig = Field(default_factory=BatchConfig)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        return _env_name(value)
 
 
 class ProviderSection(_Section):
     """Per-provider overrides (`[openai]`, `[gemini]`, `[voyage]`); `remote.*` wins over these."""
 
     api_key: str | None = None
+    api_key_env: str | None = None  # as `remote.apiKeyEnv`
     base_url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     model: str | None = None
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        return _env_name(value)
 
 
 class LocalConfig(_Section):
@@ -215,7 +238,6 @@ class MmrConfig(_Section):
 
 
 RerankProviderName = Literal["cohere", "voyage", "jina"]
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class RerankConfig(_Section):
@@ -254,9 +276,7 @@ class RerankConfig(_Section):
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, value: str | None) -> str | None:
-        if value is not None and not _ENV_NAME.match(value):
-            raise ValueError(f"must be an environment variable name, got {value!r}")
-        return value
+        return _env_name(value)
 
     @field_validator("model")
     @classmethod
@@ -495,6 +515,11 @@ def parse_config(data: dict[str, Any], origin: str = "(inline)") -> MemoryConfig
 
 def load_config_file(path: Path) -> MemoryConfig:
     """Read and validate a TOML config file."""
+    return read_config_file(path)[0]
+
+
+def read_config_file(path: Path) -> tuple[MemoryConfig, bytes]:
+    """Read and validate a TOML config file; also the bytes read (what trust is recorded for)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -505,7 +530,7 @@ def load_config_file(path: Path) -> MemoryConfig:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"invalid config {path}: not valid TOML ({err})") from None
-    return parse_config(data, str(path))
+    return parse_config(data, str(path)), raw
 
 
 def resolve_state_dir(explicit: str | os.PathLike[str] | None) -> Path:
@@ -542,6 +567,10 @@ class Settings:
     db_path: Path
     config: MemoryConfig
     config_path: Path | None = None
+    # Keys of the workspace's own mdrecall.toml left at their defaults because the folder is not trusted
+    # (config/trust.py), and the one line saying so (shown by the CLI, the hooks and the MCP server).
+    untrusted_keys: tuple[str, ...] = ()
+    trust_notice: str | None = None
 
     @property
     def sessions_dir(self) -> Path:
@@ -571,13 +600,15 @@ def resolve_settings(
     state = resolve_state_dir(state_dir)
 
     chosen_config_path: Path | None = None
+    untrusted: list[str] = []
+    notice: str | None = None
     if config is None:
-        if config_path is not None:
+        if config_path is not None:  # named by the user: their own config
             chosen_config_path = Path(config_path).expanduser()
             config = load_config_file(chosen_config_path)
-        elif (ws / CONFIG_FILENAME).is_file():
+        elif (ws / CONFIG_FILENAME).is_file():  # the folder's own: trusted only by `mdrecall trust`
             chosen_config_path = ws / CONFIG_FILENAME
-            config = load_config_file(chosen_config_path)
+            config, untrusted, notice = _folder_config(chosen_config_path, ws, state)
         else:
             config = MemoryConfig()
 
@@ -590,5 +621,27 @@ def resolve_settings(
     else:
         db = default_db_path(state, agent, ws)
     return Settings(
-        workspace=ws, agent_id=agent, state_dir=state, db_path=db, config=config, config_path=chosen_config_path
+        workspace=ws,
+        agent_id=agent,
+        state_dir=state,
+        db_path=db,
+        config=config,
+        config_path=chosen_config_path,
+        untrusted_keys=tuple(untrusted),
+        trust_notice=notice,
     )
+
+
+def _folder_config(path: Path, workspace: Path, state: Path) -> tuple[MemoryConfig, list[str], str | None]:
+    """A workspace's own config: whole when the user trusted this exact content, else without the keys that
+    need trust (and the line naming them)."""
+    from mdrecall.config.trust import config_digest, restrict_untrusted, trust_status, untrusted_notice
+
+    config, raw = read_config_file(path)
+    safe, ignored = restrict_untrusted(config, workspace, state)
+    if not ignored:
+        return config, [], None
+    status = trust_status(state, path, config_digest(raw))
+    if status == "trusted":
+        return config, [], None
+    return safe, ignored, untrusted_notice(path, status, ignored)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from mdrecall.config.paths import resolve_extra_path
 from mdrecall.errors import ConfigError, MdrecallError, PathRefusedError
 from mdrecall.text.bounds import without_nul
 
@@ -287,13 +288,6 @@ def _candidates(
             yield from _walk_markdown(target, skipped)
         elif _is_markdown(target.name):
             yield str(target), None
-
-
-def resolve_extra_path(workspace: Path, extra: str) -> Path:
-    """An extra path as configured (absolute, ~, or workspace-relative), normalised without resolving links."""
-    raw = Path(os.path.expanduser(extra))
-    joined = raw if raw.is_absolute() else workspace / raw
-    return Path(os.path.normpath(joined))
 
 
 def list_memory_files(

@@ -13,11 +13,8 @@ from datetime import date, datetime
 from pathlib import Path
 
 from mdrecall.errors import MdrecallError
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: O_APPEND alone still keeps each write whole locally
-    fcntl = None  # type: ignore[assignment]
+from mdrecall.files import make_private_dirs, open_private, write_all
+from mdrecall.locks import locked_fd
 
 LONG_TERM_FILE = "MEMORY.md"
 MEMORY_DIR = "memory"
@@ -30,32 +27,19 @@ def _entry_bytes(text: str) -> bytes:
     return (body + "\n").encode("utf-8")
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    """One `write` in practice; loop only if the kernel reports a short write (e.g. disk nearly full)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def append_entry(path: str | os.PathLike[str], text: str, header: str | None = None) -> Path:
     """Append `text` as one entry to `path` (created with `header` first if new or empty)."""
     target = Path(path)
     entry = _entry_bytes(text)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    make_private_dirs(target.parent)
     try:
-        fd = os.open(target, flags, 0o644)
+        fd = open_private(target, os.O_RDWR | os.O_APPEND)  # a new file is the user's only (0600)
     except OSError as err:
         raise MdrecallError(f"cannot append to {target}: {err.strerror}") from None
     try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            _write_all(fd, _prefix(fd, header) + entry)
+        with locked_fd(fd):
+            write_all(fd, _prefix(fd, header) + entry)
             os.fsync(fd)
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
     return target

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from mdrecall.embeddings.batch_api import GeminiBatchRunner, gemini_model_path
-from mdrecall.embeddings.remote import RemoteEmbeddingProvider, snippet
+from mdrecall.embeddings.remote import HOME_URLS, RemoteEmbeddingProvider, snippet
 
-GEMINI_DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+GEMINI_DEFAULT_BASE_URL = HOME_URLS["gemini"]
 GEMINI_DEFAULT_MODEL = "gemini-embedding-001"
 
 

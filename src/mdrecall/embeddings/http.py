@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -132,6 +133,18 @@ def retry_after_seconds(value: str | None) -> float | None:
     if seconds != seconds:  # NaN
         return None
     return min(max(seconds, 0.0), RETRY_AFTER_MAX_S)
+
+
+def same_api_host(base_url: str | None, home_url: str) -> bool:
+    """Whether `base_url` (None: the default) is the API a provider's environment key was made for: the same
+    host as `home_url`, over https. A provider's own variable (OPENAI_API_KEY, ...) goes nowhere else."""
+    if base_url is None or not base_url.strip():
+        return True
+    try:
+        there, home = urlsplit(base_url.strip()), urlsplit(home_url)
+        return there.scheme == "https" and there.hostname == home.hostname and there.port in (None, 443)
+    except ValueError:
+        return False
 
 
 def snippet(text: str) -> str:

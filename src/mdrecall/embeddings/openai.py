@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from mdrecall.embeddings.batch_api import OpenAIBatchRunner
-from mdrecall.embeddings.remote import RemoteEmbeddingProvider, parse_openai_style_data
+from mdrecall.embeddings.remote import HOME_URLS, RemoteEmbeddingProvider, parse_openai_style_data
 
-OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OPENAI_DEFAULT_BASE_URL = HOME_URLS["openai"]
 OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
 
 

@@ -42,6 +42,7 @@ from mdrecall.embeddings.http import (  # noqa: F401  (re-exported: providers an
     is_retryable,
     parse_json,
     run_concurrently,
+    same_api_host,
     snippet,
 )
 from mdrecall.errors import EmbeddingError
@@ -52,6 +53,13 @@ APPROX_CHARS_PER_TOKEN = 1
 
 REMOTE_PROVIDER_IDS = ("openai", "gemini", "voyage")
 AUTH_HEADER_NAMES = frozenset({"authorization", "x-goog-api-key", "api-key", "x-api-key"})
+# The APIs the providers' environment variables are made for: those keys are sent to these hosts only
+# (another baseUrl gets a key from `apiKey`, or from the variable named by `apiKeyEnv`).
+HOME_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "gemini": "https://generativelanguage.googleapis.com/v1beta",
+    "voyage": "https://api.voyageai.com/v1",
+}
 ENV_KEY_NAMES: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
@@ -107,14 +115,21 @@ class RemoteSettings:
 def resolve_remote_settings(provider_id: str, config: Any, *, use_remote: bool, model: str | None) -> RemoteSettings:
     """Merge `remote.*` (when it applies to this provider), the provider's section and the environment.
 
-    Precedence: `remote.apiKey` > `[provider].apiKey` > env var; `remote.baseUrl` > `[provider].baseUrl`;
+    Precedence: `remote.apiKey` > `[provider].apiKey` > the variable named by `remote.apiKeyEnv` /
+    `[provider].apiKeyEnv` > the provider's own variable, which is used only when the base URL is the
+    provider's own API (HOME_URLS); `remote.baseUrl` > `[provider].baseUrl`;
     headers are the section's merged with `remote.headers` (remote wins on a conflict);
     model: the explicit `model` > `[provider].model` > the provider default (left to the class).
     """
     section = getattr(config, provider_id)
     remote = config.remote if use_remote else None
-    api_key = (_clean(remote.api_key) if remote else None) or _clean(section.api_key) or env_api_key(provider_id)
     base_url = (_clean(remote.base_url) if remote else None) or _clean(section.base_url)
+    named_env = (remote.api_key_env if remote else None) or section.api_key_env
+    api_key = (_clean(remote.api_key) if remote else None) or _clean(section.api_key)
+    if api_key is None and named_env:
+        api_key = _clean(os.environ.get(named_env))
+    elif api_key is None and same_api_host(base_url, HOME_URLS[provider_id]):
+        api_key = env_api_key(provider_id)
     headers = {**section.headers, **(remote.headers if remote else {})}
     return RemoteSettings(provider_id, base_url, api_key, headers, _clean(model) or _clean(section.model))
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from mdrecall.embeddings.batch_api import OpenAIBatchRunner
 from mdrecall.embeddings.openai import OpenAIEmbeddingProvider
+from mdrecall.embeddings.remote import HOME_URLS
 
-VOYAGE_DEFAULT_BASE_URL = "https://api.voyageai.com/v1"
+VOYAGE_DEFAULT_BASE_URL = HOME_URLS["voyage"]
 VOYAGE_DEFAULT_MODEL = "voyage-4-large"
 
 

@@ -120,7 +120,7 @@ def auto_capture(
         text = clean_text(candidate.text)
         if has_secret(candidate.text) or not text:
             continue
-        result = store.store(text, importance=candidate.importance, category=candidate.category)
+        result = store.store(text, importance=candidate.importance, category=candidate.category, source="capture")
         results.append({**result.to_dict(), "reason": candidate.reason})
     return results
 

@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import re
-import stat
 import time
 import uuid
 import warnings
@@ -45,12 +44,9 @@ from mdrecall.facts.model import (
     normalize_category,
     strip_injected,
 )
+from mdrecall.files import make_private_dirs, make_tree_private, write_atomic
+from mdrecall.locks import directory_lock, file_lock
 from mdrecall.text.bounds import bound_query
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX
-    fcntl = None  # type: ignore[assignment]
 
 # Forgetting by query deletes only a clear match: score >= FORGET_MIN_SCORE and FORGET_MARGIN ahead of the
 # runner-up; otherwise the candidates come back and the caller must name the id.
@@ -160,6 +156,18 @@ class FactsFile:
         self._check_owned()
         append_entry(self.path, fact.line(), header=FILE_HEADER)
 
+    def replace(self, fact: Fact) -> bool:
+        """Put `fact.line()` in place of the line of the fact with that id (atomic replace); False when absent."""
+        self._check_owned()
+        lines = _byte_lines(self.read_bytes(), keepends=True)  # bytes: a line that is not UTF-8 stays as it is
+        for i, raw in enumerate(lines):
+            match = _LINE_RE.match(raw.decode("utf-8", "replace").strip())
+            if match and match.group("id") == fact.id:
+                lines[i] = fact.line().encode("utf-8") + raw[len(raw.rstrip(b"\r\n")) :]
+                write_atomic(self.path, b"".join(lines))  # keeps the file's mode
+                return True
+        return False
+
     def parse(self) -> list[Fact]:
         """Facts of the file; lines that are not fact lines (headings, notes) are ignored. Lines that look like
         facts but cannot be read (undecodable bytes, a broken line) are listed in `problems`, one line each."""
@@ -201,33 +209,8 @@ class FactsFile:
             skip_blank = False
             kept.append(raw)
         if removed:
-            mode = stat.S_IMODE(os.stat(self.path).st_mode)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), mode)
-            try:
-                os.fchmod(fd, mode)
-                with os.fdopen(fd, "wb", closefd=False) as handle:
-                    handle.write(b"".join(kept))
-                    handle.flush()
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)
+            write_atomic(self.path, b"".join(kept))  # keeps the file's mode
         return removed
-
-
-@contextlib.contextmanager
-def _flocked(path: Path, flags: int) -> Iterator[None]:
-    """An exclusive flock on a file or a directory (no lock where fcntl is missing)."""
-    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def _drop_old_versions(table: Any) -> None:
@@ -309,6 +292,23 @@ class ForgetResult:
         }
 
 
+# Where a fact came from, kept beside the LanceDB table (`sources.json`: id -> source and a digest of the
+# text it was written with). A line whose text no longer matches, or that mdrecall never wrote, was written
+# or changed by hand in facts.md.
+SOURCE_LABELS = {
+    "capture": "hook",
+    "tool": "tool",
+    "cli": "cli",
+    "ui": "edited in the inspector",
+    "cli-edit": "edited with the cli",
+}
+HAND_EDIT = "hand edit"
+
+
+def _text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def store_dir(settings: Settings) -> Path:
     """`<state>/facts/<agent>-<hash of workspace path>`: one LanceDB database per agent and workspace."""
     digest = hashlib.sha256(str(settings.workspace).encode()).hexdigest()[:12]
@@ -348,19 +348,52 @@ class FactStore:
     def _connect(self) -> Any:
         if self._db is None:
             lancedb = require_lancedb()
-            self.dir.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.dir)
             self._db = lancedb.connect(str(self.dir / "lance"))
         return self._db
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """The workspace's facts lock (shared by every agent writing this facts.md), then this store's own."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with _flocked(self.settings.workspace, os.O_RDONLY), _flocked(self.dir / "lock", os.O_RDWR | os.O_CREAT):
-            yield
+        with directory_lock(self.settings.workspace), file_lock(self.dir / "lock"):
+            try:
+                yield
+            finally:
+                make_tree_private(self.dir)  # LanceDB writes its files with the umask's mode
 
     def _meta_path(self) -> Path:
         return self.dir / "meta.json"
+
+    def _sources_path(self) -> Path:
+        return self.dir / "sources.json"
+
+    def _read_sources(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self._sources_path().read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _record_source(self, fact: Fact, source: str | None) -> None:
+        """Remember who wrote this fact (called under the lock); facts no longer in the file are dropped."""
+        if source is None:
+            return
+        known = {f.id for f in self.file.parse()}
+        data = {k: v for k, v in self._read_sources().items() if k in known}
+        data[fact.id] = {"source": source, "sha": _text_digest(fact.text)}
+        write_atomic(self._sources_path(), json.dumps(data).encode("utf-8"))
+
+    def sources(self, facts: list[Fact]) -> dict[str, str]:
+        """Where each fact came from: hook, tool, cli, an edit, or "hand edit" (facts.md written by a person)."""
+        data = self._read_sources()
+        out: dict[str, str] = {}
+        for fact in facts:
+            entry = data.get(fact.id)
+            if isinstance(entry, dict) and entry.get("sha") == _text_digest(fact.text):
+                out[fact.id] = SOURCE_LABELS.get(str(entry.get("source")), HAND_EDIT)
+            else:
+                out[fact.id] = HAND_EDIT
+        return out
 
     def _read_meta(self) -> dict[str, Any]:
         try:
@@ -381,9 +414,7 @@ class FactStore:
     def _write_meta(self) -> None:
         digest = self.file.digest()
         meta = {**self._expected_meta(), "fileSha256": digest, "updatedAt": int(time.time() * 1000)}
-        tmp = self._meta_path().with_suffix(".tmp")
-        tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
-        os.replace(tmp, self._meta_path())
+        write_atomic(self._meta_path(), json.dumps(meta, indent=2).encode("utf-8"))
         self._checked_digest = digest
 
     def _stale_reason(self) -> str | None:
@@ -499,8 +530,10 @@ class FactStore:
         importance: float | None = None,
         category: str | None = None,
         now: float | None = None,
+        source: str | None = None,
     ) -> StoreResult:
-        """Store a fact unless a near-identical one exists (cosine >= facts.duplicateThreshold)."""
+        """Store a fact unless a near-identical one exists (cosine >= facts.duplicateThreshold). `source`
+        (capture, tool, cli) is remembered beside the table: the inspector shows where a fact came from."""
         from mdrecall.facts.rules import classify
 
         cleaned = clean_text(text)
@@ -526,7 +559,48 @@ class FactStore:
             self.file.append(fact)
             table.add(self._rows([fact], vector))
             self._write_meta()
+            self._record_source(fact, source)
         return StoreResult(True, fact=fact, message=f"stored {fact.id} ({fact.category})")
+
+    def edit(
+        self,
+        fact_id: str,
+        text: str | None = None,
+        category: str | None = None,
+        importance: float | None = None,
+        source: str | None = "cli-edit",
+    ) -> StoreResult:
+        """Change a fact's text, category or importance in place: its line in facts.md (same id and date),
+        then its row. Raises MdrecallError (message "... not found") for an unknown id."""
+        fact_id = (fact_id or "").strip()
+        if not _ID_RE.match(fact_id):
+            raise MdrecallError(f"not a memory id: {fact_id!r}")
+        chosen = normalize_category(category)
+        if importance is not None and not 0 <= float(importance) <= 1:
+            raise MdrecallError(f"importance must be between 0 and 1 (got {importance!r})")
+        cleaned = clean_text(text) if text is not None else None
+        if cleaned is not None and len(cleaned) < 3:
+            raise MdrecallError("nothing to store: the text is empty or too short")
+        with self._locked():
+            table = self._open_table()
+            current = next((f for f in self.file.parse() if f.id == fact_id), None)
+            if current is None:
+                raise MdrecallError(f"memory {fact_id} not found in {self.file.rel_path}")
+            fact = Fact(
+                fact_id,
+                cleaned if cleaned is not None else current.text,
+                chosen or current.category,
+                current.importance if importance is None else float(importance),
+                current.created_at,
+            )
+            self.file.replace(fact)
+            vector = self._embed([fact.text]) if self._has_vectors(table) else None
+            table.delete(f"id = '{fact_id}'")
+            table.add(self._rows([fact], vector))
+            _drop_old_versions(table)  # the text before the edit must not stay in an old version
+            self._write_meta()
+            self._record_source(fact, source)
+        return StoreResult(True, fact=fact, message=f"edited {fact.id} ({fact.category})")
 
     def _duplicate(self, table: Any, text: str, vector: np.ndarray | None) -> tuple[Fact | None, float | None]:
         if vector is not None and self._has_vectors(table) and table.count_rows():
@@ -708,11 +782,17 @@ def calibrated_similarity(cosine: float, floor: float) -> float:
 
 def auto_recall(store: FactStore, prompt: str, limit: int | None = None, min_score: float | None = None) -> str:
     """Before a turn: the few most relevant memories above the threshold, as a block ("" when none)."""
+    return format_memories(auto_recall_hits(store, prompt, limit, min_score), store.config.recall_max_chars)
+
+
+def auto_recall_hits(
+    store: FactStore, prompt: str, limit: int | None = None, min_score: float | None = None
+) -> list[FactHit]:
+    """The memories `auto_recall` injects before a turn (the hooks also log which ones)."""
     cfg = store.config
     text = strip_injected(prompt)
     if len(text.strip()) < 5:
-        return ""
-    hits = store.recall(
+        return []
+    return store.recall(
         text, limit=limit or cfg.recall_limit, min_score=cfg.recall_min_score if min_score is None else min_score
     )
-    return format_memories(hits, cfg.recall_max_chars)

@@ -6,8 +6,9 @@ deleted. Each file is written in its own transaction, so an interrupted sync nev
 file.
 
 Full reindex (meta changed, or forced): everything is built in `{db}.tmp-{uuid}` next to the live index,
-seeded with the live embedding cache, then swapped in with an atomic rename. If anything fails the temp
-files are removed and the live index is untouched.
+seeded with the live embedding cache, then copied over the live index in one transaction (SQLite's backup
+API, `Store.replace_contents`): readers see the old index or the new one, never a mix. If anything fails
+the temp files are removed and the live index is untouched.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from mdrecall.documents.workspace import MEMORY_SOURCE, SESSIONS_SOURCE, MemoryF
 from mdrecall.embeddings.base import EmbeddingProvider
 from mdrecall.embeddings.factory import ProviderSwitchedError
 from mdrecall.errors import EmbeddingError
-from mdrecall.storage.sqlite import SKIPPED_HASH_PREFIX, STORAGE_FORMAT, ChunkRow, FileRow, Store, remove_db_files
+from mdrecall.storage.base import ChunkRow, FileRow, IndexStore
+from mdrecall.storage.sqlite import SKIPPED_HASH_PREFIX, STORAGE_FORMAT, Store, remove_db_files
 from mdrecall.text.redact import REDACTION_VERSION, redact
 from mdrecall.text.tokens import FTS_TEXT_VERSION
 
@@ -200,7 +202,7 @@ class Embedder:
 
     def __init__(
         self,
-        store: Store,
+        store: IndexStore,
         provider: EmbeddingProvider | None,
         config: MemoryConfig,
         on_chunks: Callable[[int], None] | None = None,
@@ -341,7 +343,7 @@ def _embed_or_defer(
         return [None] * len(chunks)
 
 
-def _fill_pending_vectors(store: Store, embedder: Embedder, model: str, report: SyncReport) -> None:
+def _fill_pending_vectors(store: IndexStore, embedder: Embedder, model: str, report: SyncReport) -> None:
     """Embed chunks indexed keyword-only while the provider was down (it answers again now)."""
     while True:
         rows = store.pending_vector_chunks(model, EMBED_WINDOW_CHUNKS)
@@ -414,7 +416,7 @@ def _memory_text(raw: bytes, config: MemoryConfig) -> tuple[str, bool]:
 
 
 def _iter_changed(
-    store: Store,
+    store: IndexStore,
     files: Iterable[MemoryFile],
     config: MemoryConfig,
     report: SyncReport,
@@ -457,7 +459,7 @@ def _iter_changed(
             yield _PendingFile(file, "", None, chunk_count=len(chunks))
 
 
-def _record_skipped(store: Store, file: MemoryFile, reason: str) -> None:
+def _record_skipped(store: IndexStore, file: MemoryFile, reason: str) -> None:
     """Keep a row for a skipped file (no chunks) so it counts as indexed until it changes."""
     with store.transaction():
         store.delete_chunks_for(file.path, MEMORY_SOURCE)
@@ -479,7 +481,7 @@ def _windows(pending: Iterable[_PendingFile], max_chunks: int) -> Iterator[list[
         yield current
 
 
-def _write_file(store: Store, item: _PendingFile, vectors: Sequence[np.ndarray | None], model: str) -> None:
+def _write_file(store: IndexStore, item: _PendingFile, vectors: Sequence[np.ndarray | None], model: str) -> None:
     rows = []
     seen: set[str] = set()
     hashes = item.window_hashes if item.window_hashes is not None else [None] * len(item.chunks)
@@ -515,7 +517,7 @@ SessionGate = Callable[[SessionFile], bool]
 
 
 def _read_changed_sessions(
-    store: Store,
+    store: IndexStore,
     sessions: Sequence[SessionFile],
     config: MemoryConfig,
     report: SyncReport,
@@ -585,7 +587,7 @@ class _CountedWalk(Generic[_Found]):
 
 
 def _counted_then_streamed(
-    store: Store, walk: _CountedWalk, config: MemoryConfig, report: SyncReport, sessions: Iterable[_PendingFile]
+    store: IndexStore, walk: _CountedWalk, config: MemoryConfig, report: SyncReport, sessions: Iterable[_PendingFile]
 ) -> tuple[Iterable[_PendingFile], int, int]:
     """(pending files, their count, their chunks) for a large change with progress totals: a counting walk
     reads and chunks each changed file and keeps only the counts, then a second walk reads each file again as
@@ -609,7 +611,7 @@ def _then_new_skips(items: Iterable[_PendingFile], second: SyncReport, report: S
     report.skipped.extend(entry for entry in second.skipped if entry not in known)
 
 
-def _delete_vanished(store: Store, source: str, vanished: list[str], indexed: dict[str, FileRow]) -> int:
+def _delete_vanished(store: IndexStore, source: str, vanished: list[str], indexed: dict[str, FileRow]) -> int:
     """Drop the rows of files that are gone (and from `indexed`, which the caller reuses)."""
     for path in vanished:
         with store.transaction():
@@ -619,7 +621,7 @@ def _delete_vanished(store: Store, source: str, vanished: list[str], indexed: di
 
 
 def incremental_sync(
-    store: Store,
+    store: IndexStore,
     provider: EmbeddingProvider | None,
     config: MemoryConfig,
     files: Iterable[MemoryFile],
@@ -683,7 +685,7 @@ def incremental_sync(
         chunk_progress(0, total_chunks)
     if provider is not None and provider.dims is not None:
         store.ensure_vector_table(provider.dims)
-    if provider is not None and hasattr(store, "set_vector_identity"):  # the window rows are this identity's cache
+    if provider is not None:  # the window rows are this identity's cache
         store.set_vector_identity(provider.id, provider.model, provider.provider_key)
         store.keep_deleted_vectors = config.cache.enabled
     done = 0
@@ -717,7 +719,7 @@ def incremental_sync(
     if one_pass:
         report.files_deleted += _delete_vanished(store, MEMORY_SOURCE, walk.vanished(), indexed)
     report.files_scanned = walk.count + len(sessions or [])
-    if provider is not None and hasattr(store, "pending_vector_count"):  # stores without it: no pending vectors
+    if provider is not None:
         if report.provider_error is None:
             _fill_pending_vectors(store, embedder, model, report)
         report.vectors_pending = store.pending_vector_count(model)
@@ -730,7 +732,7 @@ def incremental_sync(
     meta["vectorTable"] = provider is not None and store.vector.available
     with store.transaction():
         store.write_meta(meta)
-        if (report.files_indexed or report.files_deleted) and hasattr(store, "tidy_fts"):
+        if report.files_indexed or report.files_deleted:
             store.tidy_fts()  # fewer FTS segments: every keyword query probes each one
     report.texts_embedded = embedder.texts_embedded
     report.cache_hits = embedder.cache_hits
@@ -754,7 +756,8 @@ def safe_reindex(
     sessions: Sequence[SessionFile] | None = None,
     chunk_progress: ChunkProgressFn | None = None,
 ) -> SyncReport:
-    """Rebuild the whole index in a temp DB (cache seeded from the live one), then swap it in atomically.
+    """Rebuild the whole index in a temp DB (cache seeded from the live one), then copy it over the live one in
+    one transaction.
 
     The swap copies the temp DB over the live one in a single transaction (`Store.replace_contents`).
     On any failure the temp files are removed and the live index is left exactly as it was.

@@ -99,11 +99,16 @@ def parse_scores(fmt: WireFormat, payload: Any, count: int) -> list[float]:
 
 
 def resolve_api_key(cfg: RerankConfig) -> str | None:
-    """`query.rerank.apiKey`, else the variable named by `apiKeyEnv`, else the provider's usual variable."""
+    """`query.rerank.apiKey`, else the variable named by `apiKeyEnv`, else the provider's usual variable when
+    the base URL is the provider's own API."""
     if cfg.api_key and cfg.api_key.strip():
         return cfg.api_key.strip()
-    name = cfg.api_key_env or WIRE_FORMATS[cfg.provider].env_key
-    value = os.environ.get(name, "").strip()
+    from mdrecall.embeddings.http import same_api_host
+
+    fmt = WIRE_FORMATS[cfg.provider]
+    if not cfg.api_key_env and not same_api_host(cfg.base_url, fmt.base_url):
+        return None  # the provider's own variable goes to its own API only; name it in apiKeyEnv to send it
+    value = os.environ.get(cfg.api_key_env or fmt.env_key, "").strip()
     return value or None
 
 

@@ -19,6 +19,7 @@ from mdrecall.config.settings import QueryConfig
 from mdrecall.documents.context import date_phrase, with_context
 from mdrecall.embeddings.base import EmbeddingProvider
 from mdrecall.embeddings.centering import center_query, centering_weight
+from mdrecall.retrieval.explain import SearchTrace, decay_detail, fusion_label, window_detail
 from mdrecall.retrieval.ranking import (
     RRF_K,
     CitationsMode,
@@ -40,7 +41,7 @@ from mdrecall.retrieval.ranking import (
 )
 from mdrecall.retrieval.rerank import join_notices, rerank_hits
 from mdrecall.retrieval.results import Hit, SearchResponse, SearchResult
-from mdrecall.storage.sqlite import SearchRow, Store
+from mdrecall.storage.base import IndexStore, SearchRow
 from mdrecall.text.bounds import bound_query, cut_notice
 from mdrecall.text.dates import date_ranges, in_ranges
 from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and tests import the builders from here)
@@ -323,21 +324,17 @@ def _decays_by_mtime(path: str) -> bool:
     return not is_evergreen_path(path) and file_date(path) is None
 
 
-def _session_mtimes(store: Store, hits: Sequence[Hit]) -> dict[str, int]:
+def _session_mtimes(store: IndexStore, hits: Sequence[Hit]) -> dict[str, int]:
     """mtime (ms), from the files table, of the hits that decay by mtime: session transcripts and undated
     files outside memory/ (extra paths)."""
     paths = sorted({h.row.path for h in hits if h.row.source == "sessions" or _decays_by_mtime(h.row.path)})
     if not paths:
         return {}
-    if hasattr(store, "session_mtimes"):  # a server-database store (backends/postgres) answers in its own SQL
-        return store.session_mtimes(paths)
-    marks = ",".join("?" * len(paths))
-    rows = store.conn.execute(f"SELECT path, mtime FROM files WHERE path IN ({marks})", paths)
-    return {str(r[0]): int(r[1]) for r in rows}
+    return store.session_mtimes(paths)
 
 
 def _keyword_rows(
-    store: Store, query: str, model: str, sources: Sequence[str], limit: int, expanded: bool, forms: bool = False
+    store: IndexStore, query: str, model: str, sources: Sequence[str], limit: int, expanded: bool, forms: bool = False
 ) -> list[SearchRow]:
     """Keyword hits. With the expanded OR query, each row's `extra["coverage"]` holds the share of keywords
     it contains and rows are re-ordered by bm25 score x coverage: one common word shared with a question
@@ -363,7 +360,7 @@ def path_context(path: str) -> str:
 
 
 def _identifier_rows(
-    store: Store, identifiers: Sequence[str], model: str, sources: Sequence[str], limit: int
+    store: IndexStore, identifiers: Sequence[str], model: str, sources: Sequence[str], limit: int
 ) -> list[SearchRow]:
     """Chunks holding an identifier of the query verbatim (found by its FTS phrase, checked on the text)."""
     rows: dict[str, SearchRow] = {}
@@ -424,7 +421,7 @@ def _word_or_its_forms(term: str) -> str:
     return quote_term(term) + "*" if _PREFIXABLE.fullmatch(term) else quote_term(term)
 
 
-def _all_keywords_ids(store: Store, query: str, model: str, sources: Sequence[str], limit: int) -> set[str]:
+def _all_keywords_ids(store: IndexStore, query: str, model: str, sources: Sequence[str], limit: int) -> set[str]:
     """Chunks holding every keyword of the query (stop words aside; each word in any of its forms): the only
     keyword matches strong enough to be shown below minScore. A chunk sharing one word with an off-topic
     question is not."""
@@ -445,7 +442,7 @@ def _query_vector(provider: EmbeddingProvider, query: str) -> np.ndarray | None:
 
 
 def _vector_rows(
-    store: Store, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int
+    store: IndexStore, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int
 ) -> list[SearchRow]:
     return [] if vector is None else store.vector_search(vector, model, sources, limit)
 
@@ -460,13 +457,14 @@ WINDOW_CANDIDATES_PER_RESULT = 3
 
 
 def _blend_windows(
-    store: Store,
+    store: IndexStore,
     provider: EmbeddingProvider,
     query_cfg: QueryConfig,
     hits: list[Hit],
     query: str,
     vector: np.ndarray | None,
     limit: int,
+    trace: SearchTrace | None = None,
 ) -> list[Hit]:
     """Hybrid min-max hits re-scored with their best window (window_blend.py), when windows are stored."""
     from mdrecall.indexing.sync import window_plan
@@ -474,20 +472,23 @@ def _blend_windows(
 
     weight = query_cfg.hybrid.window_weight
     plan = window_plan(provider)
-    if weight <= 0 or plan is None or vector is None or not hits or not hasattr(store, "window_vectors"):
+    if weight <= 0 or plan is None or vector is None or not hits:
         return hits
     rows = [h.row for h in hits[: max(WINDOW_CANDIDATES, WINDOW_CANDIDATES_PER_RESULT * limit)]]
     vectors = store.window_vectors([r.id for r in rows])
     weights = query_cfg.hybrid.normalized_weights()
     terms = expand_query_terms(query)
-    held = store.terms_held([r.id for r in rows], terms) if hasattr(store, "terms_held") else {}
+    held = store.terms_held([r.id for r in rows], terms)
     context = {key: {fold_term(t) for t in found} for key, found in held.items()}
-    windows = best_window_scores(rows, vectors, vector, terms, plan, weights, path_context, context)
+    best: dict[str, tuple[str, float]] | None = {} if trace is not None else None
+    windows = best_window_scores(rows, vectors, vector, terms, plan, weights, path_context, context, best)
     if not windows:
         return hits
     scores = blend({h.row.id: h.score for h in hits}, windows, weight)
     for hit in hits:
         hit.score = scores[hit.row.id]
+    if trace is not None and best is not None:
+        trace.stage("window", "best window", hits, lambda h: window_detail(h, best, weight))
     return sort_hits(hits)
 
 
@@ -523,7 +524,7 @@ def keyword_only_hits(keyword: Sequence[SearchRow]) -> list[Hit]:
 
 
 def _fuse(
-    store: Store, query_cfg: QueryConfig, mode: SearchMode, vector: list[SearchRow], keyword: list[SearchRow]
+    store: IndexStore, query_cfg: QueryConfig, mode: SearchMode, vector: list[SearchRow], keyword: list[SearchRow]
 ) -> list[Hit]:
     if mode == "keyword":
         return keyword_only_hits(keyword)
@@ -541,7 +542,7 @@ def _merge_rows(first: list[SearchRow], extra: list[SearchRow]) -> list[SearchRo
 
 
 def _apply_min_score(
-    store: Store, hits: list[Hit], threshold: float, query: str, model: str, sources: Sequence[str], limit: int
+    store: IndexStore, hits: list[Hit], threshold: float, query: str, model: str, sources: Sequence[str], limit: int
 ) -> tuple[list[Hit], bool]:
     """Hits at or above minScore. Never silently empty: when none pass but chunks hold every keyword of the
     query, those are kept (relaxed = True)."""
@@ -562,7 +563,7 @@ def select_results(hits: list[Hit], query_cfg: QueryConfig, limit: int) -> list[
 
 
 def run_search(
-    store: Store,
+    store: IndexStore,
     provider: EmbeddingProvider | None,
     model: str,
     query_cfg: QueryConfig,
@@ -576,6 +577,7 @@ def run_search(
     session_key: str | None = None,
     now: datetime | float | None = None,
     hybrid_keyword_query: Literal["and", "or"] | None = None,
+    explain: bool = False,
 ) -> SearchResponse:
     """Search the index: keyword side (+ identifier phrases) and vector side -> fusion (min-max, weighted or
     RRF) -> date boost -> identifiers first -> temporal decay -> minScore -> MMR/limit -> citations.
@@ -586,6 +588,7 @@ def run_search(
     removes every hit but some chunks hold every keyword, those are returned and the response says so.
     `citations` defaults to "off" so that library/CLI callers get plain snippets; the memory_search tool
     passes the configured mode and its session key. `now` (tests fix it) anchors relative dates and decay.
+    `explain` gives each result the score after every stage (`SearchResult.explain`, retrieval/explain.py).
     """
     limit = max_results if max_results is not None else query_cfg.max_results
     threshold = min_score if min_score is not None else query_cfg.min_score
@@ -610,17 +613,33 @@ def run_search(
 
     now_s = to_epoch(now)
     hits = _fuse(store, query_cfg, mode, vector, keyword)
+    trace = _start_trace(store, query_cfg, mode, vector, keyword, hits) if explain else None
     if mode == "hybrid" and provider is not None and query_cfg.hybrid.mode == "minmax" and store.fts.available:
-        hits = _blend_windows(store, provider, query_cfg, hits, cleaned, query_vector, limit)
+        hits = _blend_windows(store, provider, query_cfg, hits, cleaned, query_vector, limit, trace)
     hits = boost_dates(hits, cleaned, datetime.fromtimestamp(now_s, timezone.utc).date())
+    if trace is not None:
+        trace.stage("date", "date boost", hits, lambda h: "a daily log of a time the query names")
     hits = boost_identifiers(hits, identifiers)
+    if trace is not None:
+        held = lambda h: ", ".join(i for i in identifiers if holds_identifier(h.row.text, i))  # noqa: E731
+        trace.stage("identifier", "identifier boost", hits, lambda h: f"holds {held(h)} verbatim")
     decay_cfg = query_cfg.temporal_decay
     if decay_cfg.enabled and hits:
         mtimes = _session_mtimes(store, hits)
         hits = apply_temporal_decay(hits, decay_cfg.half_life_days, now_s, mtimes, decay_cfg.floor)
+        if trace is not None:
+            cfg = decay_cfg
+            trace.stage(
+                "decay", "temporal decay", hits, lambda h: decay_detail(h, cfg.half_life_days, now_s, mtimes, cfg.floor)
+            )
 
     passing, relaxed = _apply_min_score(store, hits, threshold, cleaned, model, sources, candidates)
+    if trace is not None:
+        why = f"below minScore {threshold:g}, kept: it holds every keyword" if relaxed else f">= minScore {threshold:g}"
+        trace.stage("minScore", "minScore", passing, lambda h: why)
     passing, rerank_notice = rerank_hits(query_cfg.rerank, cleaned, passing, identifiers)  # off by default
+    if trace is not None:
+        trace.stage("rerank", "reranker", passing, lambda h: f"reranked ({query_cfg.rerank.weight:g} reranker weight)")
     kept = select_results(passing, query_cfg, limit)
     notice = None
     if relaxed:
@@ -631,5 +650,28 @@ def run_search(
     notice = join_notices(notice, rerank_notice, cut_notice(query))
     terms = query_words(cleaned)
     results = [_to_result(h, query_cfg.snippet_max_chars, mode, terms) for h in kept]
+    if trace is not None:
+        for result, hit in zip(results, kept, strict=True):
+            result.explain = trace.for_hit(hit)
     results = finish_results(results, citations_enabled(citations, session_key))
     return SearchResponse(results, provider_name, model, label, notice=notice, relaxed=relaxed)
+
+
+def _start_trace(
+    store: IndexStore,
+    query_cfg: QueryConfig,
+    mode: str,
+    vector: list[SearchRow],
+    keyword: list[SearchRow],
+    hits: list[Hit],
+) -> SearchTrace:
+    """The explanation's first stage: both sides' raw scores and the fused score (explain=True only)."""
+    weights: tuple[float, float] | None = None
+    if mode == "hybrid":
+        weights = query_cfg.hybrid.normalized_weights() if store.fts.available else (1.0, 0.0)
+    trace = SearchTrace(mode, query_cfg.hybrid.mode if mode == "hybrid" else None, weights)
+    trace.inputs(vector, keyword, bm25_rank_to_score)
+    by_coverage = mode == "keyword" and bool(hits) and not any(-r.score >= UNINFORMATIVE_BM25 for r in keyword)
+    label = fusion_label(mode, query_cfg.hybrid.mode, by_coverage)
+    trace.stage("fusion", "fusion", hits, lambda h: label)
+    return trace

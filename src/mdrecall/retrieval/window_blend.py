@@ -99,18 +99,21 @@ def best_window_scores(
     weights: tuple[float, float],
     prefix_of: Any,
     context_terms: dict[str, set[str]] | None = None,
+    best_windows: dict[str, tuple[str, float]] | None = None,
 ) -> dict[str, float]:
     """chunk id -> its best window's fused score, for the chunks whose windows line up with their vectors.
 
     `context_terms` (chunk id -> folded query terms its indexed text holds, `Store.terms_held`) gives each
     window the terms its chunk holds only through its context (the headings above it): they are part of
-    every window's indexed text at indexing time, but the chunk text alone does not say them."""
+    every window's indexed text at indexing time, but the chunk text alone does not say them.
+    `best_windows` (explanations only), when given, receives chunk id -> (its best window's text, cosine)."""
     held = context_terms or {}
     folded = list(dict.fromkeys(fold_term(t) for t in terms))
     find = TermFinder(folded)
     owners: list[str] = []
     cosines: list[float] = []
     tokens: list[set[str]] = []
+    window_texts: list[str] = []
     for row in rows:
         matrix = vectors.get(row.id)
         if matrix is None:
@@ -123,6 +126,8 @@ def best_window_scores(
         owners.extend([row.id] * len(texts))
         cosines.extend((matrix @ query).tolist())
         tokens.extend(found | context for found in find.in_windows(row.text, texts))
+        if best_windows is not None:
+            window_texts.extend(texts)
     if not owners:
         return {}
     keyword = window_bm25(tokens, folded)
@@ -134,6 +139,10 @@ def best_window_scores(
     best: dict[str, float] = {}
     for owner, score in zip(owners, fused, strict=True):
         best[owner] = max(best.get(owner, score), score)
+    if best_windows is not None:
+        for i, (owner, score) in enumerate(zip(owners, fused, strict=True)):
+            if score == best[owner] and owner not in best_windows:
+                best_windows[owner] = (window_texts[i], cosines[i])
     return best
 
 

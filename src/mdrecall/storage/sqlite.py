@@ -16,13 +16,14 @@ import time
 import uuid
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import apsw
 
 from mdrecall.documents.context import with_context
+from mdrecall.files import make_private, make_private_dirs
+from mdrecall.storage.base import ChunkRow, FileRow, FtsState, SearchRow, VectorState
 from mdrecall.storage.identity import APPLICATION_ID, META_KEY, check_index_path, remove_own_db_files
 from mdrecall.text.fts_query import quote_term
 from mdrecall.text.tokens import index_text
@@ -154,68 +155,6 @@ class StoreCorruptError(Exception):
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-@dataclass
-class VectorState:
-    """Whether sqlite-vec loaded, and if not why: reported verbatim by `status`."""
-
-    enabled: bool
-    available: bool = False
-    extension_path: str | None = None
-    load_error: str | None = None
-    dims: int | None = None
-
-
-@dataclass
-class FtsState:
-    enabled: bool = True
-    available: bool = False
-    error: str | None = None
-
-
-@dataclass
-class ChunkRow:
-    """A chunk ready to be written: text, position, and its embedding (None in keyword-only mode)."""
-
-    id: str
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    hash: str
-    model: str
-    text: str
-    embedding: np.ndarray | None = None
-    # context prefix (chunk_context: log date, heading path) keyword-indexed with the text, never stored as it
-    context: str = ""
-    # per window, the hash (hex) of the text embedded: the window's row then serves as its cache entry
-    window_hashes: Sequence[str] | None = None
-
-
-@dataclass(slots=True)
-class FileRow:
-    """A files-table row (slots: an incremental sync of 100k files holds one per indexed file)."""
-
-    path: str
-    source: str
-    hash: str
-    mtime: int
-    size: int
-
-
-@dataclass
-class SearchRow:
-    """A chunk returned by a keyword or vector query, with the raw score of that side."""
-
-    id: str
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    text: str
-    score: float
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _plain_terms(fts_query: str) -> tuple[str, list[str]] | None:
@@ -549,7 +488,7 @@ class Store:
         self._fts_deleted = False  # rows left the FTS index since the last tidy_fts
         check_index_path(self.path)  # never open (and so never write) a file mdrecall did not create
         if not read_only:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.path.parent)
         try:
             self.conn = _connect(self.path, read_only)
         except apsw.Error as err:
@@ -569,6 +508,8 @@ class Store:
                 self.conn.execute(SCHEMA)
                 if version != SCHEMA_VERSION:
                     self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                for companion in ("", "-wal", "-shm"):  # SQLite creates them 0644; later ones copy the file's mode
+                    make_private(f"{self.path}{companion}")
         except (apsw.CorruptError, apsw.NotADBError, apsw.SQLError) as err:
             self.close()
             raise StoreCorruptError(f"index file is corrupt: {err}") from err
@@ -735,6 +676,21 @@ class Store:
             "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    def session_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
+        """mtime (ms) of these indexed files, from the files table."""
+        if not paths:
+            return {}
+        marks = ",".join("?" * len(paths))
+        rows = self.conn.execute(f"SELECT path, mtime FROM files WHERE path IN ({marks})", list(paths))
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def vec_version(self) -> str | None:
+        """The loaded sqlite-vec extension's version (a deep status probe); None when it is not loaded."""
+        if not self.vector.available:
+            return None
+        row = self.conn.execute("SELECT vec_version()").fetchone()
+        return str(row[0]) if row else None
 
     def tidy_fts(self) -> bool:
         """Merge the FTS index into one segment once it has more than FTS_MAX_SEGMENTS (True when it did).
@@ -935,6 +891,17 @@ class Store:
         for source, n in self.conn.execute("SELECT source, COUNT(*) FROM chunks GROUP BY source"):
             result.setdefault(source, {"files": 0, "chunks": 0})["chunks"] = n
         return result
+
+    def chunk_counts(self) -> dict[str, int]:
+        """Chunks per file path (the inspector's file list)."""
+        return {str(path): int(n) for path, n in self.conn.execute("SELECT path, COUNT(*) FROM chunks GROUP BY path")}
+
+    def file_chunks(self, path: str) -> list[tuple[str, int, int]]:
+        """(id, start line, end line) of one file's chunks, in file order."""
+        rows = self.conn.execute(
+            "SELECT id, start_line, end_line FROM chunks WHERE path = ? ORDER BY start_line, end_line", (path,)
+        )
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
 
     def vector_row_count(self) -> int:
         """Stored vectors, one per window (status and probes only; searches never count)."""

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from mdrecall.documents.context import with_context
+from mdrecall.storage.base import ChunkRow, FileRow, FtsState, SearchRow, VectorState
+from mdrecall.storage.identity import META_KEY
 from mdrecall.storage.postgres.keyword import BM25_POSTINGS_SQL, BM25_SQL, KeywordQuery, chunk_terms, translate
 from mdrecall.storage.postgres.schema import (
     DEFAULT_BUILD_MEMORY_MB,
@@ -23,11 +25,9 @@ from mdrecall.storage.postgres.schema import (
     has_hnsw_index,
     vector_expression,
 )
-from mdrecall.storage.sqlite import ChunkRow, FileRow, FtsState, SearchRow, VectorState, now_ms
-from mdrecall.storage.sqlite import windows_of as windows_of  # one vector or a (windows, dims) matrix -> matrix
+from mdrecall.storage.sqlite import now_ms, windows_of
 from mdrecall.text.fts_query import quote_term
 
-META_KEY = "memory_index_meta_v1"
 ACTIVE = "active"
 CHUNK_COLUMNS = "generation, id, path, source, start_line, end_line, hash, model, text, tsv, doc_len, updated_at"
 VECTOR_COLUMNS = "generation, chunk_id, win, model, source, dims, embedding"
@@ -63,6 +63,7 @@ class PgStore:
         self.fts = FtsState(enabled=True, available=True)
         self.vector = VectorState(enabled=True, available=True, extension_path="pgvector")
         self.path = None
+        self.keep_deleted_vectors = False  # no window cache here: deleted rows simply go
 
     # -- connections -------------------------------------------------------------------------------
 
@@ -309,12 +310,44 @@ class PgStore:
             result.setdefault(source, {"files": 0, "chunks": 0})["chunks"] = int(n)
         return result
 
+    def chunk_counts(self) -> dict[str, int]:
+        """Chunks per file path (the inspector's file list)."""
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return {}
+            rows = conn.execute(
+                "SELECT path, count(*) FROM mdrecall_chunks WHERE generation = %s GROUP BY path", (gen,)
+            ).fetchall()
+        return {str(path): int(n) for path, n in rows}
+
+    def file_chunks(self, path: str) -> list[tuple[str, int, int]]:
+        """(id, start line, end line) of one file's chunks, in file order."""
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return []
+            rows = conn.execute(
+                "SELECT id, start_line, end_line FROM mdrecall_chunks WHERE generation = %s AND path = %s "
+                "ORDER BY start_line, end_line",
+                (gen, path),
+            ).fetchall()
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
     def vector_row_count(self) -> int:
         """Stored vectors, one per window (as the builtin store counts them)."""
         with self._connection() as conn:
             gen = self.generation(conn)
             row = conn.execute("SELECT count(*) FROM mdrecall_vectors WHERE generation = %s", (gen,)).fetchone()
         return int(row[0])
+
+    def set_vector_identity(self, provider: str, model: str, provider_key: str) -> None:
+        """Nothing to record: the server keeps no window rows as cache entries (the cache table is keyed by
+        provider, model and key already)."""
+
+    def tidy_fts(self) -> bool:
+        """Nothing to merge: the server's keyword index has no segments."""
+        return False
 
     def session_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
         """mtime (ms) of session transcripts, for temporal decay (`mdrecall.retrieval.search`)."""
