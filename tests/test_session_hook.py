@@ -78,12 +78,15 @@ def test_content_has_metadata_and_recent_turns(tmp_path: Path) -> None:
     assert "/new" not in text and "you are helpful" not in text and "ignored" not in text
 
 
-def test_keeps_only_the_last_messages(tmp_path: Path) -> None:
+def test_keeps_only_the_last_messages_starting_at_a_user_turn(tmp_path: Path) -> None:
     path = save_session_memory(tmp_path, _transcript(40), now=NOW)
     text = path.read_text()  # type: ignore[union-attr]
-    assert "message number 39" in text and "message number 25" in text
-    assert "message number 24" not in text
-    assert len(recent_turns(_transcript(40), 5)) == 5
+    # the last 15 are 25..39; 25 is an assistant reply whose question was cut off, so the file starts at 26
+    assert "message number 39" in text and "message number 26" in text
+    assert "message number 25" not in text and "message number 24" not in text
+    assert text.split("## Conversation\n\n", 1)[1].startswith("user: message number 26")
+    last = recent_turns(_transcript(40), 5)
+    assert [t.role for t in last] == ["user", "assistant", "user", "assistant"]
     assert recent_turns(_transcript(3), 0) == []
 
 

@@ -61,10 +61,15 @@ class HookResult:
 
     stdout: str = ""
     actions: list[str] | None = None
+    stderr: list[str] | None = None
     facts: list[dict[str, Any]] | None = None  # facts captured or injected, for the activity log
 
     def note(self, action: str) -> None:
         self.actions = [*(self.actions or []), action]
+
+    def warn(self, line: str) -> None:
+        """A line for the hook's stderr (the agent shows it; it never changes what stdout means)."""
+        self.stderr = [*(self.stderr or []), line]
 
     def fact(self, kind: str, fact: Mapping[str, Any]) -> None:
         entry = {"kind": kind, **{k: fact.get(k) for k in ("id", "category", "text")}}
@@ -371,12 +376,13 @@ class HookRunner:
 
     def _capture(self, entry: dict[str, Any], transcript: Any, result: HookResult) -> None:
         """Auto-capture from transcript lines not read before, within the per-session cap."""
-        from mdrecall.facts.capture import auto_capture, extractor_from_config
+        from mdrecall.facts.capture import auto_capture, dropped_by_cap, extractor_from_config
 
         turns, lines = read_transcript_turns(transcript if isinstance(transcript, str) else None, entry["linesRead"])
         entry["linesRead"] = lines
-        room = self.config.max_captures_per_session - int(entry["captured"])
-        if not (self.facts_on and self.config.auto_capture) or room <= 0 or not turns:
+        cap = self.config.max_captures_per_session
+        room = cap - int(entry["captured"])
+        if not (self.facts_on and self.config.auto_capture) or cap <= 0 or not turns:
             return
         if not any(t["role"] == "user" for t in turns):
             return
@@ -392,6 +398,16 @@ class HookRunner:
             result.fact("captured", outcome.get("fact") or {})
         entry["captured"] = int(entry["captured"]) + len(stored)
         result.note(f"captured {len(stored)}")
+        dropped = dropped_by_cap(outcomes)
+        if dropped:
+            # Never silently lost: said on stderr and kept in the session's hook state (`droppedByCap`).
+            entry["droppedByCap"] = [*entry.get("droppedByCap", []), *dropped][-50:]
+            result.note(f"dropped {len(dropped)} over the cap")
+            for text in dropped:
+                result.warn(
+                    f"mdrecall: not captured, the session cap of {cap} (facts.maxCapturesPerSession) is reached: "
+                    f"{text[:200]} (store it with memory_store or `mdrecall facts store` if it matters)"
+                )
 
 
 def _size(path: Any) -> int:
@@ -504,3 +520,89 @@ def _write_with_backup(path: Path, data: dict[str, Any], written: dict[str, Any]
             break
         written["backups"].append(str(backup))
     write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# `mdrecall install openclaw`: mdrecall as OpenClaw's memory (an MCP server; OpenClaw's memory plugin off)
+# ---------------------------------------------------------------------------------------------------------
+
+OPENCLAW_SERVER = "mdrecall"
+
+
+OPENCLAW_MEMORY_TOOLS = ("memory_search", "memory_get")
+
+
+def merge_openclaw_config(
+    existing: Mapping[str, Any],
+    base: list[str],
+    env: Mapping[str, str] | None = None,
+    keep_memory_plugin: bool = False,
+) -> tuple[dict[str, Any], list[str]]:
+    """OpenClaw's config with `mcp.servers.mdrecall` (stdio: `<base> mcp`) and OpenClaw's memory tools gone.
+
+    OpenClaw names an MCP server's tools `<server>__<tool>` (`mdrecall__memory_search`). By default the memory
+    slot is set to "none": OpenClaw's memory plugin (its `memory_search` / `memory_get`, its index, and the
+    pre-compaction memory flush it plans) is off. With `keep_memory_plugin` the plugin stays (so its flush
+    keeps writing memory/*.md) and only its two tools are denied (`tools.deny`). Either way the agent sees
+    one set of memory tools. Everything else in the config is kept. Returns the merged config and notes.
+    """
+    from mdrecall.config.openclaw import deep_merge
+
+    notes: list[str] = []
+    server: dict[str, Any] = {"command": base[0], "args": [*base[1:], "mcp"]}
+    if env:
+        server["env"] = dict(env)
+    plugins = existing.get("plugins") if isinstance(existing.get("plugins"), Mapping) else {}
+    slots = plugins.get("slots") if isinstance(plugins.get("slots"), Mapping) else {}  # type: ignore[union-attr]
+    previous = slots.get("memory")  # type: ignore[union-attr]
+    servers = existing.get("mcp", {}).get("servers") if isinstance(existing.get("mcp"), Mapping) else None
+    if isinstance(servers, Mapping) and OPENCLAW_SERVER in servers:
+        notes.append(f"mcp.servers.{OPENCLAW_SERVER} replaced")
+    if keep_memory_plugin:
+        merged = deep_merge(existing, {})
+        tools = dict(merged.get("tools") or {}) if isinstance(merged.get("tools"), Mapping) else {}
+        deny = list(tools.get("deny") or []) if isinstance(tools.get("deny"), list) else []
+        lowered = {str(d).lower() for d in deny}
+        deny += [name for name in OPENCLAW_MEMORY_TOOLS if name not in lowered]
+        tools["deny"] = deny
+        merged["tools"] = tools
+        if previous == "none":
+            notes.append('plugins.slots.memory is "none": OpenClaw\'s memory plugin stays off')
+    else:
+        if isinstance(previous, str) and previous not in ("none", ""):
+            notes.append(f'plugins.slots.memory was "{previous}"; now "none" (mdrecall serves memory)')
+        merged = deep_merge(existing, {"plugins": {"slots": {"memory": "none"}}})
+    mcp = dict(merged.get("mcp") or {}) if isinstance(merged.get("mcp"), Mapping) else {}
+    mcp_servers = dict(mcp.get("servers") or {}) if isinstance(mcp.get("servers"), Mapping) else {}
+    mcp_servers[OPENCLAW_SERVER] = server  # replaced whole: no stale args from an earlier install
+    mcp["servers"] = mcp_servers
+    merged["mcp"] = mcp
+    return merged, notes
+
+
+def install_openclaw(
+    config_file: Path, base: list[str], env: Mapping[str, str] | None = None, keep_memory_plugin: bool = False
+) -> dict[str, Any]:
+    """Merge mdrecall into OpenClaw's config file (JSON5 read, JSON written); the old file is backed up."""
+    from mdrecall.config.openclaw import load_openclaw_config
+    from mdrecall.errors import ConfigError
+
+    written: dict[str, Any] = {"config": str(config_file), "backups": [], "notes": []}
+    current: dict[str, Any] = {}
+    if config_file.exists():
+        try:
+            current = load_openclaw_config(config_file)
+            text = config_file.read_text(encoding="utf-8-sig")
+        except (ConfigError, OSError) as err:
+            raise MdrecallError(f"{err}; nothing changed") from None
+        try:
+            json.loads(text)
+        except ValueError:  # JSON5 (comments, unquoted keys): the rewrite is plain JSON, the backup keeps the rest
+            written["notes"].append("the file was JSON5: it is rewritten as JSON (comments are kept in the backup)")
+        if any(isinstance(v, str) and k == "$include" for k, v in current.items()):
+            written["notes"].append("$include at the top level is kept; included files are not changed")
+    merged, notes = merge_openclaw_config(current, base, env, keep_memory_plugin)
+    written["notes"].extend(notes)
+    _write_with_backup(config_file, merged, written)
+    written["server"] = merged["mcp"]["servers"][OPENCLAW_SERVER]
+    return written

@@ -1,9 +1,11 @@
 """The session-memory hook: on `/new`, save the ending session's recent turns as `memory/YYYY-MM-DD-<slug>.md`.
 
-The file becomes an ordinary memory file, so the next sync indexes it and `memory_search` can find the
-conversation later. Files are created with O_EXCL and never overwritten: a second save with the same slug
-gets `-2`, `-3`, ... The slug comes from a caller-supplied function (typically a small LLM call that names
-the conversation); when there is none, it fails or gives nothing usable, the time (HHMMSS) is used.
+Secrets in the turns are masked with mdrecall's one redaction before anything is written (or handed to the
+slug function), and the saved turns start at a user turn. The file becomes an ordinary memory file, so the
+next sync indexes it and `memory_search` can find the conversation later. Files are created with O_EXCL and
+never overwritten: a second save with the same slug gets `-2`, `-3`, ... The slug comes from a
+caller-supplied function (typically a small LLM call that names the conversation); when there is none, it
+fails or gives nothing usable, the time (HHMMSS) is used.
 Dates and times are local unless `now` carries another timezone.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 
 from mdrecall.errors import MdrecallError
 from mdrecall.files import create_private, make_private_dirs
+from mdrecall.text.redact import redact
 
 DEFAULT_MESSAGE_COUNT = 15
 MAX_SLUG_CHARS = 60
@@ -60,7 +63,7 @@ def _turn(entry: Mapping[str, Any]) -> Turn | None:
     text = _message_text(message.get("content")).strip()
     if not text or text.startswith("/"):  # slash commands (/new, /reset) are not conversation
         return None
-    return Turn(role, text)
+    return Turn(role, redact(text))  # the file is written with secrets masked, as the index would show them
 
 
 def _entries(transcript: Transcript) -> Iterable[Mapping[str, Any]]:
@@ -83,9 +86,22 @@ def _entries(transcript: Transcript) -> Iterable[Mapping[str, Any]]:
 
 
 def recent_turns(transcript: Transcript, message_count: int = DEFAULT_MESSAGE_COUNT) -> list[Turn]:
-    """The last `message_count` user/assistant turns of a transcript."""
+    """The last `message_count` user/assistant turns of a transcript, starting at a user turn.
+
+    Assistant turns at the start of the window (their question was cut off) are dropped; when the window holds
+    no user turn at all, it starts at the last user turn before it and keeps `message_count` turns from there.
+    """
     turns = [t for t in (_turn(e) for e in _entries(transcript)) if t is not None]
-    return turns[-message_count:] if message_count > 0 else []
+    if message_count <= 0 or not turns:
+        return []
+    start = max(0, len(turns) - message_count)
+    first_user = next((i for i in range(start, len(turns)) if turns[i].role == "user"), None)
+    if first_user is None:
+        first_user = next((i for i in range(start - 1, -1, -1) if turns[i].role == "user"), None)
+        if first_user is None:
+            return []
+        return turns[first_user : first_user + message_count]
+    return turns[first_user:]
 
 
 def sanitize_slug(raw: str | None) -> str:

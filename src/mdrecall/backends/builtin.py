@@ -21,13 +21,16 @@ from mdrecall.documents.sessions import (
     SessionFile,
     list_session_files,
     resolve_session_path,
+    transcript_text,
 )
 from mdrecall.documents.workspace import (
     MemoryFile,
     MemoryWalk,
+    bounded_text,
     escaped,
     list_memory_files,
     read_memory_lines,
+    read_regular_bytes,
     resolve_memory_path,
 )
 from mdrecall.embeddings.base import EmbeddingProvider
@@ -613,10 +616,14 @@ class MemoryIndex:
             raise MdrecallError("from must be a line number >= 1")
         if lines is not None and lines < 1:
             raise MdrecallError("lines must be >= 1")
-        if self.sessions_enabled and (rel_path or "").strip().startswith(SESSIONS_PREFIX):
+        session = self.sessions_enabled and (rel_path or "").strip().startswith(SESSIONS_PREFIX)
+        if session:
             abs_path = resolve_session_path(self.settings.sessions_dir, rel_path)
         else:
             abs_path = resolve_memory_path(self.settings.workspace, rel_path, self.config.extra_paths)
+        if session:  # a transcript: its indexed, redacted text, never the raw JSONL lines
+            raw = read_regular_bytes(abs_path, rel_path, self.config.max_file_bytes)  # larger ones are not indexed
+            return {"path": rel_path.strip(), **bounded_text(transcript_text(raw, from_line, lines))}
         return read_memory_lines(abs_path, rel_path, from_line, lines)  # regular files only, bounded
 
     # -- status ------------------------------------------------------------------------------------

@@ -1,5 +1,8 @@
 """`FallbackBackend`: a primary engine (qmd) in front of the builtin index, which answers whenever it cannot.
 
+"Cannot" is a failure (no binary, an error, a timeout, no embeddings for vsearch/query) and, unless
+`qmd.fallbackOnEmpty = false`, an empty answer: qmd `search` needs every term of the query in a note.
+
 The builtin index is kept in sync too, so a fallback answer is as fresh as the markdown. Every answer says
 which engine served it (`response.backend`) and, after a failure, why (`response.backend_fallback`); the
 next search tries the primary again, so a recovered sidecar serves again without a restart.
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
     from mdrecall.retrieval.search import SearchMode, SearchResponse
 
 logger = logging.getLogger(__name__)
+EMPTY_REASON = "qmd found nothing"
 
 
 class FallbackBackend:
@@ -101,13 +105,15 @@ class FallbackBackend:
         respect_session_deltas: bool = False,
         chunk_progress: ChunkProgressFn | None = None,
     ) -> SyncReport:
-        """Sync the builtin index, then `qmd update` (+ `qmd embed` when due); a qmd failure is recorded, not raised."""
+        """Sync the builtin index, then `qmd update` (+ `qmd embed` when due and the search mode uses vectors);
+        a qmd failure is recorded and said once, not raised."""
         self._explicit_sync = True
         try:
             report = self.fallback.sync(force, reason, progress, respect_session_deltas, chunk_progress)
         finally:
             self._explicit_sync = False
-        self.primary.refresh(force=True, wait_embed=True)  # `mdrecall index`: the user waits for embed too
+        # `mdrecall index` waits for `qmd embed` only when the search mode uses vectors (vsearch, query)
+        self.primary.refresh(force=True, wait_embed=self.primary.needs_embeddings)
         return report
 
     def is_dirty(self) -> bool:
@@ -133,25 +139,48 @@ class FallbackBackend:
         session_key: str | None = None,
         explain: bool = False,
     ) -> SearchResponse:
-        """qmd's answer (it does not say why a result ranked: `explain` then gives none), else the builtin's."""
+        """qmd's answer (it does not say why a result ranked: `explain` then gives none), else the builtin's:
+        when qmd fails, and (`qmd.fallbackOnEmpty`) when it finds nothing."""
         from mdrecall.backends.qmd import QmdError
 
         try:
             response = self.primary.search(query, max_results, min_score, citations=citations, session_key=session_key)
         except Exception as err:  # whatever broke in the sidecar path, the builtin index answers
             reason = str(err) if isinstance(err, QmdError) else f"qmd backend error: {type(err).__name__}: {err}"
-            logger.warning("qmd search failed, the builtin index answers: %s", reason)
-            with contextlib.suppress(Exception):  # an index never built (qmd answered so far) is built now
-                self.fallback.ensure_fresh()
-            response = self.fallback.search(
-                query, max_results, min_score, mode, citations=citations, session_key=session_key, explain=explain
-            )
-            response.backend = "builtin"
-            response.backend_fallback = {"from": "qmd", "reason": reason}
+            self.primary.notices.once(reason, f"qmd search failed, the builtin index answers: {reason}")
+            response = self._builtin(query, max_results, min_score, mode, citations, session_key, explain, reason)
+            response.fallback_logged = True  # said on stderr (now or earlier in this run): the CLI skips its note
             self.last_fallback = {"from": "qmd", "reason": reason, "at": int(time.time() * 1000)}
+        else:
+            if not response.results and response.notice is None and self.primary.cfg.fallback_on_empty:
+                # qmd `search` is all-terms BM25: a question worded unlike the note finds nothing there
+                builtin = self._builtin(
+                    query, max_results, min_score, mode, citations, session_key, explain, EMPTY_REASON
+                )
+                if builtin.results:
+                    response = builtin
+            self.last_fallback = None  # qmd works (it found something, or nothing)
         self.last_served = response.backend
-        if response.backend == "qmd":
-            self.last_fallback = None
+        return response
+
+    def _builtin(
+        self,
+        query: str,
+        max_results: int | None,
+        min_score: float | None,
+        mode: SearchMode,
+        citations: str,
+        session_key: str | None,
+        explain: bool,
+        reason: str,
+    ) -> SearchResponse:
+        with contextlib.suppress(Exception):  # an index never built (qmd answered so far) is built now
+            self.fallback.ensure_fresh()
+        response = self.fallback.search(
+            query, max_results, min_score, mode, citations=citations, session_key=session_key, explain=explain
+        )
+        response.backend = "builtin"
+        response.backend_fallback = {"from": "qmd", "reason": reason}
         return response
 
     def memory_files(self) -> list[dict[str, Any]]:

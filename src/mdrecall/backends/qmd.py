@@ -148,6 +148,28 @@ def _parse_snippet(raw: str, line: int | None) -> tuple[str, int, int]:
     return raw, start, start + max(0, raw.count("\n"))
 
 
+class Notices:
+    """Warnings said once per backend (one per CLI run or server): qmd's troubles (no binary, no embedding
+    model) would otherwise be repeated by every update and search."""
+
+    def __init__(self) -> None:
+        self._said: set[str] = set()
+        self._lock = threading.Lock()
+
+    def once(self, key: str, text: str | None = None) -> bool:
+        """Log `text` (default: `key`) as a warning the first time `key` comes up; True if logged now."""
+        with self._lock:
+            if key in self._said:
+                return False
+            self._said.add(key)
+        logger.warning("%s", text or key)
+        return True
+
+    def said(self, key: str) -> bool:
+        with self._lock:
+            return key in self._said
+
+
 class QmdBackend:
     """The qmd sidecar for one agent: collections, updates, search, file reads, status."""
 
@@ -172,8 +194,28 @@ class QmdBackend:
         self._embedder: threading.Thread | None = None
         self._closed = False
         self._proc_lock = threading.Lock()
+        self.notices = Notices()
+        self._missing: str | None = None  # "qmd not found ..." once a run found no binary: not tried again
 
     # -- configuration -----------------------------------------------------------------------------
+
+    @property
+    def needs_embeddings(self) -> bool:
+        """`vsearch` and `query` search vectors (`qmd embed`); `search` is BM25 and needs none."""
+        return self.cfg.search_mode != "search"
+
+    @property
+    def models_dir(self) -> Path:
+        """Where qmd (under mdrecall's XDG_CACHE_HOME) keeps its GGUF models."""
+        return self.xdg_cache / "qmd" / "models"
+
+    def has_embed_model(self) -> bool:
+        """A local embedding model qmd can load without the network: $QMD_EMBED_MODEL as a file, or a GGUF
+        already in its model cache. Without one, `qmd embed` first downloads from Hugging Face."""
+        named = os.environ.get("QMD_EMBED_MODEL", "").strip()
+        if named and not named.startswith("hf:"):
+            return Path(named).expanduser().is_file()
+        return self.models_dir.is_dir() and any(self.models_dir.glob("*.gguf"))
 
     @property
     def interval_seconds(self) -> float:
@@ -230,6 +272,8 @@ class QmdBackend:
     def run(self, args: list[str], timeout_ms: int) -> str:
         """Run `qmd <args>` in its own home; stdout on success, else QmdError (missing, exit code, timeout)."""
         command = shlex.split(self.cfg.command) or ["qmd"]
+        if self._missing:
+            raise QmdError(self._missing)
         make_private_dirs(self.home)
         with self._proc_lock:  # close() must see every process it has to stop
             if self._closed:
@@ -245,7 +289,8 @@ class QmdBackend:
                     start_new_session=True,
                 )
             except FileNotFoundError:
-                raise QmdError(f"qmd not found: {command[0]!r} is not installed or not on PATH") from None
+                self._missing = f"qmd not found: {command[0]!r} is not installed or not on PATH"
+                raise QmdError(self._missing) from None
             except OSError as err:
                 raise QmdError(f"cannot run qmd ({command[0]}): {err.strerror}") from None
             self._running.add(proc)
@@ -309,7 +354,9 @@ class QmdBackend:
                 self._state = self._load_state() or self._state  # another process may have updated meanwhile
                 self.update(wait_embed=wait_embed)
         except QmdError as err:
-            logger.warning("qmd update failed: %s", err)
+            text = str(err)
+            said = f"{text}; the builtin index answers" if text == self._missing else f"qmd update failed: {text}"
+            self.notices.once(text, said)
         finally:
             self._lock.release()
         return True
@@ -354,8 +401,8 @@ class QmdBackend:
             raise QmdError(str(err)) from None
         self._record("lastUpdate", started, None)
         self._path_maps.clear()
-        if not self._embed_due():
-            return
+        if not self.needs_embeddings or not self._embed_due():
+            return  # `search` mode: BM25 needs no vectors, so no model download and no wait
         if wait_embed:
             self.embed()
         elif self._embedder is None or not self._embedder.is_alive():
@@ -370,19 +417,33 @@ class QmdBackend:
         return True
 
     def _embed_due(self) -> bool:
+        """Once embedInterval has passed since the last success, and (after a failure) since that attempt too:
+        an embed that cannot work (no model offline) is not retried by every update."""
         every = self.cfg.update.embed_interval_ms
         since = self._ms_since("lastEmbed")
-        return every > 0 and (since is None or since >= every)
+        if every <= 0 or (since is not None and since < every):
+            return False
+        last = self._state.get("lastEmbed")
+        if isinstance(last, dict) and not last.get("ok") and isinstance(last.get("at"), int | float):
+            return time.time() * 1000 - last["at"] >= every
+        return True
 
     def embed(self) -> bool:
-        """`qmd embed` with the embed timeout; the outcome is recorded for status."""
+        """`qmd embed` with the embed timeout; the outcome is recorded for status, a failure said once."""
         started = time.monotonic()
+        had_model = self.has_embed_model()
         try:
             self.run(["embed"], self.cfg.update.embed_timeout_ms)
         except QmdError as err:
             if not self._closed:
-                self._record("lastEmbed", started, str(err))
-                logger.warning("qmd embed failed: %s", err)
+                error = str(err)
+                if not had_model and not self.has_embed_model():
+                    error = (
+                        f"qmd has no embedding model in {self.models_dir} and could not fetch one ({err}); "
+                        f"qmd {self.cfg.search_mode} cannot answer until one is there"
+                    )
+                self._record("lastEmbed", started, error)
+                self.notices.once(error, f"qmd embed failed: {error}; the builtin index answers")
             return False
         self._record("lastEmbed", started, None)
         return True
@@ -434,7 +495,9 @@ class QmdBackend:
     # -- search ------------------------------------------------------------------------------------
 
     def unavailable_reason(self) -> str | None:
-        """Why qmd cannot serve right now (its index was never built), or None."""
+        """Why qmd cannot serve right now (no binary, its index was never built), or None."""
+        if self._missing:
+            return self._missing
         if self._ms_since("lastUpdate") is not None:
             return None
         last = self._state.get("lastUpdate")
@@ -459,14 +522,17 @@ class QmdBackend:
         cleaned = bound_query(query)  # the same bound as the builtin search (mdrecall.text.bounds)
         if not cleaned:
             return SearchResponse([], "qmd", mode, label, notice="empty query", backend="qmd")
+        if self._missing:
+            raise QmdError(self._missing)
         if self._ms_since("lastUpdate") is None:
             self.refresh(force=True)  # first search before any update: build the index now
             if self._ms_since("lastUpdate") is None:
                 raise QmdError(self.unavailable_reason() or "qmd index not built")
         if mode != "search" and self._ms_since("lastEmbed") is None:
             last = self._state.get("lastEmbed")
-            why = f": {last['error']}" if isinstance(last, dict) and last.get("error") else ""
-            raise QmdError(f"qmd {mode} needs embeddings and qmd embed has not succeeded yet{why}")
+            if isinstance(last, dict) and last.get("error"):
+                raise QmdError(str(last["error"]))  # the embed failure, already said once in this process
+            raise QmdError(f"qmd {mode} needs embeddings and qmd embed has not succeeded yet")
         limit = min(max_results or limits.max_results, limits.max_results)
         # `--` ends qmd's options: a query such as "--full notes" stays a query
         raw = self.run([mode, "--json", "-n", str(limit), "--", cleaned], limits.timeout_ms)

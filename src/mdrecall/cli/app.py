@@ -262,20 +262,21 @@ def search(
         _fresh(idx, quiet=as_json)
         response = idx.search(query, max_results=max_results, min_score=min_score, explain=explain)
         results = response.results
+        fallback = None if response.fallback_logged else (response.backend_fallback or {}).get("reason")
         if as_json:
             print_json([r.to_dict() for r in results])
             if response.notice:
                 say(err, "note: ", response.notice)
-            if response.backend_fallback:
-                say(err, "note: answered by the builtin index: ", response.backend_fallback["reason"])
+            if fallback:
+                say(err, "note: answered by the builtin index: ", fallback)
             return
         if not results:
             say(out, f"no results for {query!r} ({response.notice or 'nothing matched'})")
             return
         if response.notice:
             say(out, ("note: ", "yellow"), response.notice)
-        if response.backend_fallback:
-            say(out, ("note: ", "yellow"), "answered by the builtin index: ", response.backend_fallback["reason"])
+        if fallback:
+            say(out, ("note: ", "yellow"), "answered by the builtin index: ", fallback)
         for rank, result in enumerate(results, 1):
             say(
                 out,

@@ -7,6 +7,7 @@
     mdrecall facts list [--category C] | stats | rebuild
     mdrecall hook EVENT            (payload JSON on stdin; for Claude Code / Codex hooks)
     mdrecall install claude-code [--settings FILE] [--mcp-file FILE]
+    mdrecall install openclaw [--openclaw-config FILE] [--openclaw-state DIR] [--keep-memory-plugin]
 
 Errors end with one line on stderr and exit code 1, like the rest of the CLI.
 """
@@ -208,6 +209,8 @@ def hook(
     except MdrecallError as err:
         fail(str(err))
         return
+    for line in result.stderr or []:
+        sys.stderr.write(line + "\n")
     if result.stdout:
         sys.stdout.write(result.stdout + ("" if result.stdout.endswith("\n") else "\n"))
 
@@ -240,3 +243,50 @@ def install_claude_code(
     sys.stdout.write(f"MCP server 'mdrecall' written to {written.get('mcp', written['settings'])}\n")
     for backup in written["backups"]:
         sys.stdout.write(f"backup: {backup}\n")
+
+
+@install_app.command("openclaw")
+def install_openclaw(
+    ctx: typer.Context,
+    openclaw_config: Path = typer.Option(
+        None,
+        "--openclaw-config",
+        help="OpenClaw's config file (default: $OPENCLAW_CONFIG_PATH, else <OpenClaw state dir>/openclaw.json).",
+    ),
+    openclaw_state: Path = typer.Option(
+        None, "--openclaw-state", help="OpenClaw's state dir (default: $OPENCLAW_STATE_DIR, else ~/.openclaw)."
+    ),
+    keep_memory_plugin: bool = typer.Option(
+        False,
+        "--keep-memory-plugin",
+        help="Keep OpenClaw's memory plugin (its pre-compaction flush keeps writing memory/*.md) and deny only "
+        "its memory_search / memory_get, instead of plugins.slots.memory = none.",
+    ),
+) -> None:
+    """Make mdrecall OpenClaw's memory: an MCP server in its config, its own memory tools off (backup kept)."""
+    import os
+
+    from mdrecall.agents.hooks import install_openclaw as install
+    from mdrecall.config.openclaw import openclaw_config_path, openclaw_state_dir
+    from mdrecall.config.settings import STATE_DIR_ENV
+
+    state = openclaw_state_dir(openclaw_state)
+    target = openclaw_config_path(openclaw_config, state).expanduser().resolve()
+    # OpenClaw starts MCP servers with only HOME, PATH, SHELL and TERM: every location goes on the command line
+    base = [sys.executable, "-m", "mdrecall.cli", "--openclaw", "--state-dir", str(state), "--config", str(target)]
+    if ctx.obj.agent:
+        base += ["--agent", str(ctx.obj.agent)]
+    own_state = os.environ.get(STATE_DIR_ENV)
+    env = {STATE_DIR_ENV: str(Path(own_state).expanduser().resolve())} if own_state else None
+    try:
+        written = install(target, base, env, keep_memory_plugin)
+    except MdrecallError as err:
+        fail(str(err))
+        return
+    off = "tools.deny memory_search, memory_get" if keep_memory_plugin else 'plugins.slots.memory = "none"'
+    sys.stdout.write(f"MCP server 'mdrecall' and {off} written to {written['config']}\n")
+    for note in written["notes"]:
+        sys.stdout.write(f"note: {note}\n")
+    for backup in written["backups"]:
+        sys.stdout.write(f"backup: {backup}\n")
+    sys.stdout.write("OpenClaw's agents now get mdrecall__memory_search, mdrecall__memory_get (and the fact tools)\n")

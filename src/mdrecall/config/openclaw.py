@@ -1,31 +1,39 @@
 """Read an OpenClaw installation's config and state layout, so mdrecall can serve the same agent's memory.
 
-Where things are (as OpenClaw resolves them):
+Follows OpenClaw 2026.9 and still reads the older names its doctor migrates away:
 - state dir: `state_dir`, else $OPENCLAW_STATE_DIR, else `~/.openclaw` (or a legacy `~/.moltbot` when only
-  that exists);
-- config: `config_path`, else $OPENCLAW_CONFIG_PATH, else `<state>/openclaw.json` (JSON5);
-- OpenClaw's own index (`<state>/memory/<agentId>.sqlite` or `memorySearch.store.path`) is never opened:
-  mdrecall's index for an OpenClaw agent lives in mdrecall's state dir ($MDRECALL_STATE_DIR or ~/.mdrecall),
-  `openclaw/<agentId>-<workspace key>.sqlite`. The two differ in meta, provider key and FTS text, so
-  sharing a file would make each rebuild the other's; mdrecall reads OpenClaw's config, workspace and
-  transcripts and writes none of OpenClaw's files;
-- sessions: `<state>/agents/<agentId>/sessions`;
-- workspace: `agents.list[n].workspace`, else for the default agent `agents.defaults.workspace` or
-  `~/.openclaw/workspace`, else (other agents) `<state>/workspace-<agentId>`.
+  that exists); config: `config_path`, else $OPENCLAW_CONFIG_PATH, else `<state>/openclaw.json` (JSON5);
+- agents: keyed `agents.entries.<id>` (or the older `agents.list[]`); the default agent is the one marked
+  `default: true`, else the first, else `main`;
+- workspace: the agent's `workspace`; else (default agent) `agents.defaults.workspace`, $OPENCLAW_WORKSPACE_DIR
+  or `<state>/workspace`; else (other agents) `<agents.defaults.workspace>/<id>` or `<state>/workspace-<id>`;
+- memory search settings: `memory.search` over `agents.defaults.memorySearch` over a top-level `memorySearch`,
+  then the agent's `memory.search` / `memorySearch` (objects merge key by key, anything else is replaced),
+  plus `memory.citations`, `memory.backend` and `memory.qmd`;
+- embedding keys and endpoints: `memory.search.remote.*`, else `models.providers.<openai|google|voyage>`
+  (`apiKey` as a literal, `${VAR}`, an env SecretRef or an auth-profile id), else a key saved with
+  `openclaw models auth` for the chosen provider (OpenClaw's SQLite credential stores, read-only), else the
+  provider's environment variable. A provider naming a custom `models.providers.<id>` with an
+  OpenAI-compatible API is served as `openai` at its `baseUrl`. File/exec secrets and OAuth profiles are not
+  read: a warning names each one;
+- OpenClaw's own index and transcripts (2026.9 keeps transcripts in `<agentDir>/openclaw-agent.sqlite`) are
+  never opened; JSONL transcripts under `<state>/agents/<id>/sessions` (older versions) are read when the
+  sessions source is on. mdrecall's index lives in mdrecall's state dir ($MDRECALL_STATE_DIR or ~/.mdrecall),
+  `openclaw/<agentId>-<workspace key>.sqlite`; no OpenClaw file is ever written.
 
-The memory config is `agents.defaults.memorySearch` deep-merged with the agent's `agents.list[n].memorySearch`
-(objects merge key by key, anything else is replaced), plus `memory.citations` and `memory.backend`. Our
-`MemoryConfig` uses the same camelCase keys; OpenClaw keys it does not know are dropped with a warning, while
-a known key with a wrong value still fails with a ConfigError naming the key. `${VAR}` in strings is replaced
-by the environment variable, as OpenClaw does.
+Our `MemoryConfig` uses the same camelCase keys; OpenClaw keys it does not know are dropped with a warning,
+while a known key with a wrong value still fails with a ConfigError naming the key. `${VAR}` in strings is
+replaced by the environment variable, as OpenClaw does.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import os
 import re
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -46,6 +54,7 @@ from mdrecall.errors import ConfigError
 
 STATE_DIR_ENV = "OPENCLAW_STATE_DIR"
 CONFIG_PATH_ENV = "OPENCLAW_CONFIG_PATH"
+WORKSPACE_DIR_ENV = "OPENCLAW_WORKSPACE_DIR"
 CONFIG_FILENAME = "openclaw.json"
 LEGACY_STATE_DIRS = (".moltbot", ".clawdbot")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -122,12 +131,30 @@ def _section(data: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
     return dict(node) if isinstance(node, Mapping) else {}
 
 
-def _agent_entries(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _roster(raw: Mapping[str, Any]) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    """("agents.entries" | "agents.list", [(where, entry with its "id")]): keyed entries (2026.9) or the older list."""
     agents = raw.get("agents")
-    entries = agents.get("list") if isinstance(agents, Mapping) else None
-    if not isinstance(entries, list):
-        return []
-    return [dict(e) for e in entries if isinstance(e, Mapping) and isinstance(e.get("id"), str)]
+    if not isinstance(agents, Mapping):
+        return "agents.entries", []
+    entries = agents.get("entries")
+    if isinstance(entries, Mapping):
+        return "agents.entries", [
+            (f"agents.entries.{key}", {**dict(value), "id": str(key)})
+            for key, value in entries.items()
+            if isinstance(value, Mapping)
+        ]
+    listed = agents.get("list")
+    if isinstance(listed, list):
+        return "agents.list", [
+            (f"agents.list[{position}]", dict(e))
+            for position, e in enumerate(listed)
+            if isinstance(e, Mapping) and isinstance(e.get("id"), str)
+        ]
+    return "agents.entries", []
+
+
+def _agent_entries(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [entry for _, entry in _roster(raw)[1]]
 
 
 def _normalize_id(agent_id: str) -> str:
@@ -135,20 +162,20 @@ def _normalize_id(agent_id: str) -> str:
 
 
 def default_agent_id(raw: Mapping[str, Any]) -> str:
-    """The entry marked `default: true`, else the first listed agent, else `main`."""
+    """The one entry marked `default: true`, else the first listed agent, else `main`."""
     entries = _agent_entries(raw)
-    for entry in entries:
-        if entry.get("default") is True:
-            return _normalize_id(entry["id"])
+    marked = [e for e in entries if e.get("default") is True]
+    if marked:
+        return _normalize_id(marked[0]["id"])
     return _normalize_id(entries[0]["id"]) if entries else DEFAULT_AGENT_ID
 
 
-def find_agent(raw: Mapping[str, Any], agent_id: str) -> tuple[int, dict[str, Any]] | None:
-    """(index in agents.list, entry) of the agent with this id (case-insensitive), if listed."""
+def find_agent(raw: Mapping[str, Any], agent_id: str) -> tuple[str, dict[str, Any]] | None:
+    """(where in the config, entry) of the agent with this id (case-insensitive), if listed."""
     wanted = _normalize_id(agent_id)
-    for position, entry in enumerate(_agent_entries(raw)):
+    for where, entry in _roster(raw)[1]:
         if _normalize_id(entry["id"]) == wanted:
-            return position, entry
+            return where, entry
     return None
 
 
@@ -253,35 +280,248 @@ def _drop_gguf_model(memory_search: dict[str, Any], warnings: list[str]) -> dict
     return memory_search
 
 
-def memory_config_from_openclaw(
-    raw: Mapping[str, Any], agent_id: str, origin: str = "(OpenClaw config)"
-) -> tuple[MemoryConfig, list[str]]:
-    """The agent's MemoryConfig from a parsed OpenClaw config, and the warnings about what was dropped."""
-    warnings: list[str] = []
-    merged = _section(raw, "agents", "defaults", "memorySearch")
-    where = f"{origin}: agents.defaults.memorySearch"
+# Where OpenClaw keeps memory search settings, oldest name first: later ones win (as its doctor merges them).
+_SEARCH_PATHS = (("memorySearch",), ("agents", "defaults", "memorySearch"), ("memory", "search"))
+_AGENT_SEARCH_PATHS = (("memorySearch",), ("memory", "search"))
+_MEMORY_KEYS = ("citations", "backend", "qmd")
+# memory.* sections that shape OpenClaw's own engine only (dreaming, admission, ...): not mdrecall's business
+_MEMORY_IGNORED_QUIETLY = ("search",)
+
+
+def _search_sections(raw: Mapping[str, Any], agent_id: str, origin: str, warnings: list[str]) -> tuple[dict, str]:
+    merged: dict[str, Any] = {}
+    used: list[str] = []
+    for path in _SEARCH_PATHS:
+        section = _section(raw, *path)
+        if section:
+            merged = deep_merge(merged, section)
+            used.append(".".join(path))
     found = find_agent(raw, agent_id)
     if found is not None:
-        position, entry = found
-        override = entry.get("memorySearch")
-        if isinstance(override, Mapping):
-            merged = deep_merge(merged, override)
-            where += f" + agents.list[{position}].memorySearch"
+        where, entry = found
+        for path in _AGENT_SEARCH_PATHS:
+            section = _section(entry, *path)
+            if section:
+                merged = deep_merge(merged, section)
+                used.append(f"{where}.{'.'.join(path)}")
     elif _agent_entries(raw):
-        warnings.append(f"agent {agent_id!r} is not in agents.list; using agents.defaults")
+        warnings.append(f"agent {agent_id!r} is not in {_roster(raw)[0]}; using the defaults")
+    return merged, f"{origin}: {' + '.join(used) or 'memory.search'}"
+
+
+def memory_config_from_openclaw(
+    raw: Mapping[str, Any], agent_id: str, origin: str = "(OpenClaw config)", state_dir: Path | None = None
+) -> tuple[MemoryConfig, list[str]]:
+    """The agent's MemoryConfig from a parsed OpenClaw config, and the warnings about what was dropped.
+
+    Reads `memory.search` (OpenClaw 2026.9) on top of the older `agents.defaults.memorySearch` / top-level
+    `memorySearch`, then the agent's `memory.search` / `memorySearch` override; the embedding provider's key
+    and endpoint come from `models.providers.<id>` when `memory.search` does not set them.
+    """
+    warnings: list[str] = []
+    merged, where = _search_sections(raw, agent_id, origin, warnings)
     merged = _expand_env(merged, "memorySearch", warnings)
     merged = _drop_gguf_model(_move_hybrid_sections(merged), warnings)
+    merged = _provider_from_openclaw(merged, raw, warnings, AuthProfiles(state_dir, agent_id, raw))
     memory = _section(raw, "memory")
-    for key in ("citations", "backend", "qmd"):
+    for key in _MEMORY_KEYS:
         if key in memory:
             if key in merged:
                 warnings.append(f"memorySearch.{key}: overridden by memory.{key}")
             merged[key] = memory[key]
     for key in memory:
-        if key not in ("citations", "backend", "qmd"):
+        if key not in _MEMORY_KEYS and key not in _MEMORY_IGNORED_QUIETLY:
             warnings.append(f"memory.{key}: not supported by mdrecall; ignored")
     kept = _session_source_rule(_drop_unsupported(merged, MemoryConfig, "memorySearch.", warnings), warnings)
     return parse_config(kept, where), warnings
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Embedding provider, keys and endpoints from OpenClaw's model providers
+# ---------------------------------------------------------------------------------------------------------
+
+# mdrecall provider -> the models.providers ids OpenClaw takes its key (and endpoint) from
+_PROVIDER_SOURCES = {"openai": ("openai",), "gemini": ("google", "gemini"), "voyage": ("voyage",)}
+_OPENAI_APIS = ("openai-completions", "openai-responses", "openai", "ollama")
+_KNOWN_PROVIDERS = ("auto", "local", "openai", "gemini", "voyage", "none")
+_PROFILE_REF = re.compile(r"^[A-Za-z0-9._-]+:[A-Za-z0-9._-]+$")  # `openclaw models auth` profile ids: name:profile
+
+
+class AuthProfiles:
+    """API keys and tokens saved with `openclaw models auth`, read only when a key is needed and not in the config.
+
+    OpenClaw 2026.9 keeps them in SQLite: the agent's own store (`<state>/agents/<id>/agent/openclaw-agent.sqlite`,
+    table `auth_profile_store`) over the shared one (`<state>/state/openclaw.sqlite`, `config_machine_state` row
+    `authProfiles.store`), each `{"profiles": {"<provider>:<name>": {"type", "provider", "key"}}}`. Both are
+    opened read-only; OAuth profiles are skipped (they do not cover embeddings).
+    """
+
+    def __init__(self, state_dir: Path | None, agent_id: str, raw: Mapping[str, Any]) -> None:
+        self.state_dir = state_dir
+        self.agent_id = agent_id
+        self.order = _section(raw, "auth", "order")
+        self._profiles: dict[str, dict[str, Any]] | None = None
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._profiles is not None:
+            return self._profiles
+        found: dict[str, dict[str, Any]] = {}
+        if self.state_dir is not None:
+            shared = self.state_dir / "state" / "openclaw.sqlite"
+            agent = self.state_dir / "agents" / self.agent_id / "agent" / "openclaw-agent.sqlite"
+            query = "SELECT value_json FROM config_machine_state WHERE state_key = 'authProfiles.store'"
+            for path, sql in ((shared, query), (agent, "SELECT store_key, store_json FROM auth_profile_store")):
+                for row in _read_rows(path, sql):
+                    found.update(_profiles_of(row))  # the agent's own store is read last: it wins
+        self._profiles = found
+        return found
+
+    def key(self, profile_id: str) -> str | None:
+        entry = self._load().get(profile_id)
+        return _profile_secret(entry) if entry else None
+
+    def for_provider(self, providers: tuple[str, ...]) -> str | None:
+        """The first usable key: `auth.order.<provider>`, then `<provider>:default`, then any of its profiles."""
+        profiles = self._load()
+        for provider in providers:
+            ordered = self.order.get(provider)
+            candidates = [*(ordered if isinstance(ordered, list) else []), f"{provider}:default"]
+            candidates += [pid for pid, e in profiles.items() if e.get("provider") == provider]
+            for profile_id in candidates:
+                entry = profiles.get(str(profile_id))
+                secret = _profile_secret(entry) if entry and entry.get("provider", provider) == provider else None
+                if secret:
+                    return secret
+        return None
+
+
+def _read_rows(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    if not path.is_file():
+        return []
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2)
+        try:
+            return list(conn.execute(sql))
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []  # another schema, locked, unreadable: no profiles from there
+
+
+def _profiles_of(row: tuple[Any, ...]) -> dict[str, dict[str, Any]]:
+    try:
+        data = json.loads(row[-1])
+    except (TypeError, ValueError):
+        return {}
+    if isinstance(data, dict) and isinstance(data.get("profiles"), dict):
+        return {str(k): v for k, v in data["profiles"].items() if isinstance(v, dict)}
+    if isinstance(data, dict) and "provider" in data and len(row) > 1:
+        return {str(row[0]): data}
+    return {}
+
+
+def _profile_secret(entry: Mapping[str, Any]) -> str | None:
+    if entry.get("type") not in ("api_key", "token"):
+        return None
+    for field in ("key", "token"):
+        value = entry.get(field)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _secret(value: Any, where: str, warnings: list[str], profiles: AuthProfiles | None = None) -> str | None:
+    """A key from config: a literal, `${VAR}` (already expanded), a SecretRef `{source: "env", id: VAR}`, or an
+    auth-profile id (`name:profile`) found in OpenClaw's credential store.
+
+    File/exec SecretRefs and profiles that are not there are not read: one warning names each, and the
+    provider's environment variable still applies.
+    """
+    if isinstance(value, Mapping):
+        if value.get("source") == "env" and isinstance(value.get("id"), str):
+            found = os.environ.get(value["id"], "").strip()
+            if not found:
+                warnings.append(f"{where}: environment variable {value['id']} is not set")
+            return found or None
+        warnings.append(f"{where}: a {value.get('source')!r} secret reference is not read by mdrecall; ignored")
+        return None
+    if not isinstance(value, str) or not value.strip() or value.startswith("${"):
+        return None
+    if _PROFILE_REF.match(value.strip()):
+        found = profiles.key(value.strip()) if profiles else None
+        if not found:
+            warnings.append(
+                f"{where}: names the auth profile {value.strip()!r}, which is not an API key or token in "
+                "OpenClaw's credential store: set memory.search.remote.apiKey or the provider's environment variable"
+            )
+        return found
+    return value.strip()
+
+
+def _provider_from_openclaw(
+    memory_search: dict[str, Any], raw: Mapping[str, Any], warnings: list[str], profiles: AuthProfiles | None = None
+) -> dict[str, Any]:
+    """Map OpenClaw's provider choice onto mdrecall's: custom `models.providers.<id>` with an OpenAI-compatible
+    API become `openai` at that endpoint, `openai-compatible` becomes `openai`, and the provider's `apiKey` /
+    `baseUrl` fill `[openai]`/`[gemini]`/`[voyage]` (memory.search.remote.* still wins)."""
+    listed = _section(raw, "models", "providers")
+
+    def provider(name: str) -> Any:  # `${VAR}` expanded only in the entries read (chat-only keys stay quiet)
+        entry = listed.get(name)
+        return _expand_env(entry, f"models.providers.{name}", warnings) if isinstance(entry, Mapping) else None
+
+    out = dict(memory_search)
+    chosen = out.get("provider")
+    if chosen == "openai-compatible":
+        out["provider"] = chosen = "openai"
+    elif isinstance(chosen, str) and chosen not in _KNOWN_PROVIDERS:
+        custom = provider(chosen)
+        api = custom.get("api") if isinstance(custom, Mapping) else None
+        if isinstance(custom, Mapping) and api in _OPENAI_APIS:
+            base = str(custom.get("baseUrl") or "").rstrip("/")
+            if api == "ollama" and base and not base.endswith("/v1"):
+                base += "/v1"  # Ollama's OpenAI-compatible endpoints
+            section = dict(out.get("openai") or {})
+            if base:
+                section.setdefault("baseUrl", base)
+            key = _secret(custom.get("apiKey"), f"models.providers.{chosen}.apiKey", warnings, profiles)
+            if key:
+                section.setdefault("apiKey", key)
+            out["openai"] = section
+            out["provider"] = "openai"
+            return out
+        warnings.append(
+            f"memorySearch.provider: {chosen!r} is not supported by mdrecall (local, openai, gemini, voyage, "
+            "an OpenAI-compatible models.providers entry, or none); the default provider is used"
+        )
+        out.pop("provider")
+        chosen = None
+    for name, sources in _PROVIDER_SOURCES.items():
+        for source in sources:
+            entry = provider(source)
+            if not isinstance(entry, Mapping):
+                continue
+            section = dict(out.get(name) or {})
+            key = _secret(entry.get("apiKey"), f"models.providers.{source}.apiKey", warnings, profiles)
+            if key and not section.get("apiKey"):
+                section["apiKey"] = key
+            if isinstance(entry.get("baseUrl"), str) and entry["baseUrl"].strip() and not section.get("baseUrl"):
+                section["baseUrl"] = entry["baseUrl"].strip()
+            if section:
+                out[name] = section
+            break
+    remote = out.get("remote")
+    if isinstance(remote, Mapping) and "apiKey" in remote:
+        key = _secret(remote["apiKey"], "memorySearch.remote.apiKey", warnings, profiles)
+        out["remote"] = {**remote, "apiKey": key} if key else {k: v for k, v in remote.items() if k != "apiKey"}
+    remote = out.get("remote")
+    has_key = isinstance(remote, Mapping) and remote.get("apiKey")
+    if chosen in _PROVIDER_SOURCES and not has_key and not (out.get(chosen) or {}).get("apiKey") and profiles:
+        # `openclaw onboard` / `openclaw models auth` keep the key as an auth profile, not in the config
+        saved = profiles.for_provider((*_PROVIDER_SOURCES[chosen], chosen))
+        if saved:
+            out[chosen] = {**(out.get(chosen) or {}), "apiKey": saved}
+    return out
 
 
 def _session_source_rule(memory_search: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
@@ -315,17 +555,30 @@ def openclaw_compaction(raw: Mapping[str, Any], agent_id: str | None = None) -> 
 
 
 def agent_workspace(raw: Mapping[str, Any], agent_id: str, state_dir: Path) -> Path:
-    """The agent's workspace folder, resolved the way OpenClaw does (see the module docstring)."""
+    """The agent's workspace folder, resolved the way OpenClaw 2026.9 does.
+
+    The agent's own `workspace`; else for the default agent `agents.defaults.workspace`, else
+    $OPENCLAW_WORKSPACE_DIR, else `<state dir>/workspace`; for other agents `<agents.defaults.workspace>/<id>`,
+    else `<state dir>/workspace-<id>`.
+    """
     found = find_agent(raw, agent_id)
     configured = found[1].get("workspace") if found else None
     if isinstance(configured, str) and configured.strip():
-        return Path(os.path.expandvars(configured.strip())).expanduser().resolve()
+        return _user_path(configured)
+    fallback = _section(raw, "agents", "defaults").get("workspace")
+    fallback = fallback.strip() if isinstance(fallback, str) and fallback.strip() else None
     if _normalize_id(agent_id) == default_agent_id(raw):
-        fallback = _section(raw, "agents", "defaults").get("workspace")
-        if isinstance(fallback, str) and fallback.strip():
-            return Path(os.path.expandvars(fallback.strip())).expanduser().resolve()
-        return (Path.home() / ".openclaw" / "workspace").resolve()
+        if fallback:
+            return _user_path(fallback)
+        env = os.environ.get(WORKSPACE_DIR_ENV, "").strip()
+        return _user_path(env) if env else state_dir / "workspace"
+    if fallback:
+        return _user_path(fallback) / _normalize_id(agent_id)
     return state_dir / f"workspace-{_normalize_id(agent_id)}"
+
+
+def _user_path(value: str) -> Path:
+    return Path(os.path.expandvars(value.strip())).expanduser().resolve()
 
 
 def resolve_openclaw_settings(
@@ -351,12 +604,18 @@ def resolve_openclaw_settings(
         raw, used_path = {}, None
         warnings.append(f"no OpenClaw config at {path}; using OpenClaw defaults")
     agent = _normalize_id(agent_id) if agent_id and agent_id.strip() else default_agent_id(raw)
-    config, config_warnings = memory_config_from_openclaw(raw, agent, str(path))
+    config, config_warnings = memory_config_from_openclaw(raw, agent, str(path), state)
     warnings.extend(config_warnings)
     ws = Path(workspace).expanduser() if workspace is not None else agent_workspace(raw, agent, state)
     if db_path is None and ws.is_dir():
         db_path = mdrecall_index_path(agent, ws.resolve())
     settings = resolve_settings(workspace=ws, agent_id=agent, state_dir=state, config=config, db_path=db_path)
+    agent_db = state / "agents" / agent / "agent" / "openclaw-agent.sqlite"
+    if "sessions" in config.sources and not settings.sessions_dir.is_dir() and agent_db.is_file():
+        warnings.append(
+            f"sessions: this OpenClaw keeps transcripts in {agent_db}, which mdrecall does not read; "
+            "only the markdown memory is indexed"
+        )
     return dataclasses.replace(settings, config_path=used_path), warnings
 
 

@@ -65,7 +65,7 @@ def _env_name(value: str | None) -> str | None:
 
 class RemoteConfig(_Section):
     base_url: str | None = None
-    api_key: str | None = None
+    api_key: str | None = Field(None, repr=False)
     # An environment variable whose value is sent as the key. Without it, a provider's own variable
     # (OPENAI_API_KEY, ...) is sent only to that provider's API host, never to another baseUrl.
     api_key_env: str | None = None
@@ -81,7 +81,7 @@ class RemoteConfig(_Section):
 class ProviderSection(_Section):
     """Per-provider overrides (`[openai]`, `[gemini]`, `[voyage]`); `remote.*` wins over these."""
 
-    api_key: str | None = None
+    api_key: str | None = Field(None, repr=False)
     api_key_env: str | None = None  # as `remote.apiKeyEnv`
     base_url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
@@ -332,9 +332,13 @@ class FactsConfig(_Section):
     auto_recall: bool = True
     auto_capture: bool = True
     capture: Literal["rules", "llm"] = "rules"
-    max_captures_per_session: int = Field(3, ge=0, le=100)
+    # 10: bench/quality/capture_cap.py on LoCoMo dev (fact-dense personal chats, an upper bound for agent
+    # sessions): candidates per session-speaker p50 8, p75 11, p90 14.5; a cap of 3 would drop 66 % of them
+    # (95 % of sessions over it), 10 drops 12 % (28 % of sessions). What the cap drops is reported.
+    max_captures_per_session: int = Field(10, ge=0, le=100)
     recall_limit: int = Field(3, ge=1, le=50)
-    recall_min_score: float = Field(0.2, ge=0, le=1)
+    # None: the threshold measured for the embedding model (facts/relevance.py; 0.2 for uncalibrated models)
+    recall_min_score: float | None = Field(None, ge=0, le=1)
     recall_max_chars: int = Field(1500, ge=100)
     duplicate_threshold: float = Field(0.95, gt=0, le=1)
     context_window: int = Field(200_000, ge=1000)
@@ -443,6 +447,9 @@ class QmdScopeConfig(_Section):
 class QmdConfig(_Section):
     command: str = "qmd"
     search_mode: Literal["search", "vsearch", "query"] = "search"
+    # qmd `search` needs every query term in a note: when it finds nothing, the builtin index answers
+    # (false: an empty qmd answer is final, as in OpenClaw's qmd sidecar)
+    fallback_on_empty: bool = True
     include_default_memory: bool = True
     paths: list[QmdPathConfig] = Field(default_factory=list)
     sessions: QmdSessionsConfig = Field(default_factory=QmdSessionsConfig)

@@ -145,6 +145,23 @@ def map_lines(doc: SessionDocument, start_line: int, end_line: int) -> tuple[int
     return doc.line_map[lo - 1], doc.line_map[hi - 1]
 
 
+def transcript_text(raw: bytes | str, from_line: int | None = None, lines: int | None = None) -> str:
+    """What `memory_get` returns for a transcript: its indexed text (`User: …` / `Assistant: …`, secrets masked),
+    never the raw JSONL. `from_line`/`lines` are JSONL line numbers, as search results cite them: the messages
+    of those lines are returned (tool output, metadata and malformed lines never are)."""
+    doc = parse_transcript(raw, redact_secrets=True)
+    if from_line is None and lines is None:
+        return doc.text
+    first = from_line or 1
+    last = None if lines is None else first + lines - 1
+    kept = [
+        text
+        for text, line_no in zip(doc.text.split("\n"), doc.line_map, strict=True)
+        if line_no >= first and (last is None or line_no <= last)
+    ]
+    return "\n".join(kept)
+
+
 # -- discovery ---------------------------------------------------------------------------------------
 
 

@@ -89,13 +89,9 @@ def line_range_text(raw: bytes, from_line: int | None = None, lines: int | None 
 MAX_GET_BYTES = 1_000_000
 
 
-def read_memory_lines(
-    path: Path, rel_path: str, from_line: int | None = None, lines: int | None = None, max_bytes: int = MAX_GET_BYTES
-) -> dict[str, Any]:
-    """What memory_get returns for a file: `{path, text}`, plus `truncated`, `nextFrom` and `notice` when the
-    text was cut at `max_bytes`. Only regular files are read (a FIFO or device named *.md is refused without
-    being opened for reading, so nothing can block), and never more than `max_bytes` plus one block of them."""
-    shown = rel_path.strip()
+def open_regular(path: Path, shown: str) -> Any:
+    """`path` opened for reading in binary, if it is a regular file: a FIFO, socket or device is refused
+    without being opened for reading (so nothing can block), a missing file is "memory file not found"."""
     try:
         info = os.stat(path, follow_symlinks=False)
     except FileNotFoundError:
@@ -113,9 +109,41 @@ def read_memory_lines(
         raise MdrecallError(f"memory file not found: {shown}") from None
     except OSError as err:
         raise PathRefusedError(f"path refused: {shown} cannot be read ({err.strerror})") from None
-    with open(fd, "rb", closefd=True) as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since the stat
-            raise PathRefusedError(f"path refused: {shown} is not a regular file (a FIFO, socket or device)")
+    handle = open(fd, "rb", closefd=True)  # noqa: SIM115 - the caller closes it
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since the stat
+        handle.close()
+        raise PathRefusedError(f"path refused: {shown} is not a regular file (a FIFO, socket or device)")
+    return handle
+
+
+def read_regular_bytes(path: Path, rel_path: str, max_bytes: int) -> bytes:
+    """A whole regular file (see `open_regular`) of at most `max_bytes`; a larger one is refused in one line."""
+    shown = rel_path.strip()
+    with open_regular(path, shown) as handle:
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise MdrecallError(f"{shown} is larger than {max_bytes / 1e6:g} MB (maxFileBytes): it is not read whole")
+    return raw
+
+
+def bounded_text(text: str, max_bytes: int = MAX_GET_BYTES) -> dict[str, Any]:
+    """`{text}`, or its first lines within `max_bytes` with `truncated` and a `notice` (ask for a line range)."""
+    if len(text) <= max_bytes // 4 or len(text.encode("utf-8", "replace")) <= max_bytes:
+        return {"text": text}
+    cut = text.encode("utf-8", "replace")[:max_bytes].decode("utf-8", "ignore")
+    cut = cut[: cut.rfind("\n")] if "\n" in cut else cut
+    notice = f"cut at {max_bytes:,} bytes (the most memory_get returns at once): ask for a line range (from, lines)"
+    return {"text": cut, "truncated": True, "notice": notice}
+
+
+def read_memory_lines(
+    path: Path, rel_path: str, from_line: int | None = None, lines: int | None = None, max_bytes: int = MAX_GET_BYTES
+) -> dict[str, Any]:
+    """What memory_get returns for a file: `{path, text}`, plus `truncated`, `nextFrom` and `notice` when the
+    text was cut at `max_bytes`. Only regular files are read (`open_regular`), and never more than
+    `max_bytes` plus one block of them."""
+    shown = rel_path.strip()
+    with open_regular(path, shown) as handle:
         head = handle.read(max_bytes + 1)
         if len(head) <= max_bytes:  # the usual case: the whole file, numbered exactly as the index numbers it
             return {"path": shown, "text": line_range_text(head, from_line, lines)}

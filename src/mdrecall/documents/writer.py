@@ -3,7 +3,8 @@
 Several agents (or an agent and a flush turn) may append to the same daily log at once. Each append opens
 the file with O_APPEND, takes an exclusive `fcntl.flock`, writes the whole entry with one `write`, fsyncs
 and unlocks: entries never interleave and none is lost. Symlinks are refused (O_NOFOLLOW, and the memory
-folder must not be a symlink), as the indexer refuses them too.
+folder must not be a symlink), as the indexer refuses them too. Every entry goes through mdrecall's one
+redaction first: a secret in a note becomes `[REDACTED:<kind>]` before it reaches the file.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from pathlib import Path
 from mdrecall.errors import MdrecallError
 from mdrecall.files import make_private_dirs, open_private, write_all
 from mdrecall.locks import locked_fd
+from mdrecall.text.redact import redact
 
 LONG_TERM_FILE = "MEMORY.md"
 MEMORY_DIR = "memory"
 
 
 def _entry_bytes(text: str) -> bytes:
-    body = text.strip("\n")
+    body = redact(text).strip("\n")  # a secret never reaches a file mdrecall writes
     if not body.strip():
         raise MdrecallError("nothing to append: the entry is empty")
     return (body + "\n").encode("utf-8")

@@ -13,10 +13,15 @@ import httpx
 
 from mdrecall.facts.model import CATEGORIES, clean_text, strip_injected
 from mdrecall.facts.rules import MAX_CHARS, Candidate, extract_rules, has_secret
+from mdrecall.text.quoted import own_words
 from mdrecall.text.redact import redact
 
 if TYPE_CHECKING:
+    from mdrecall.facts.classifier import Scorer
     from mdrecall.facts.store import FactStore
+
+# Candidates over the cap that an LLM extractor is asked for, so they can be reported.
+MAX_REPORTED_DROPS = 10
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -44,7 +49,7 @@ class LlmExtractor:
         self.timeout = timeout
 
     def extract(self, user_messages: Iterable[str], limit: int = 3) -> list[Candidate]:
-        cleaned = [strip_injected(m).strip() for m in user_messages]
+        cleaned = [own_words(strip_injected(m)).strip() for m in user_messages]
         cleaned = [redact(m) for m in cleaned if m]
         if not cleaned:
             return []
@@ -109,20 +114,49 @@ def auto_capture(
     limit: int | None = None,
     extractor: LlmExtractor | None = None,
 ) -> list[dict[str, Any]]:
-    """Store what the user said that is worth keeping; returns one result dict per candidate tried."""
-    cap = store.config.max_captures_per_session if limit is None else limit
-    if cap <= 0:
+    """Store what the user said that is worth keeping; returns one result dict per candidate found.
+
+    At most `limit` (default `facts.maxCapturesPerSession`) are stored; each candidate beyond it comes back
+    as `{"stored": false, "dropped": "cap", "text": ...}` so the caller can report it (never silently lost).
+    With the rules, the capture classifier joins them when one is shipped for the store's embedding model.
+    """
+    if store.config.max_captures_per_session <= 0:  # capture turned off
         return []
+    cap = store.config.max_captures_per_session if limit is None else max(0, limit)
     texts = user_texts(turns)
-    candidates = extractor.extract(texts, cap) if extractor is not None else extract_rules(texts, cap)
-    results = []
-    for candidate in candidates[:cap]:
+    if not texts:
+        return []
+    if extractor is not None:
+        candidates = extractor.extract(texts, max(cap, 0) + MAX_REPORTED_DROPS)
+    else:
+        candidates = extract_rules(texts, None, scorer=_scorer(store))
+    results: list[dict[str, Any]] = []
+    stored = 0
+    for candidate in candidates:
         text = clean_text(candidate.text)
         if has_secret(candidate.text) or not text:
             continue
+        if stored >= cap:
+            results.append(
+                {"stored": False, "dropped": "cap", "text": text, "reason": candidate.reason, "message": "over the cap"}
+            )
+            continue
         result = store.store(text, importance=candidate.importance, category=candidate.category, source="capture")
+        stored += int(result.stored)
         results.append({**result.to_dict(), "reason": candidate.reason})
     return results
+
+
+def _scorer(store: FactStore) -> Scorer | None:
+    """The capture classifier for the store's embedding model (None: rules alone, or no provider)."""
+    from mdrecall.facts.classifier import scorer_for
+
+    return scorer_for(store.provider)
+
+
+def dropped_by_cap(results: list[dict[str, Any]]) -> list[str]:
+    """Texts auto_capture found worth keeping but did not store because the per-session cap was reached."""
+    return [r["text"] for r in results if r.get("dropped") == "cap"]
 
 
 def extractor_from_config(store: FactStore) -> LlmExtractor | None:

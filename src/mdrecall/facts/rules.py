@@ -6,8 +6,13 @@ German, Chinese, Japanese and Korean. They are deliberately conservative (precis
 of OpenClaw's extension complained about captured chatter far more than about missed facts. Measured on
 `bench/quality/capture_set.jsonl` by `bench/quality/capture_eval.py` (see docs/facts.md).
 
-Never captured: assistant text, questions, injected `<relevant-memories>` blocks, text carrying a secret,
-tool/markup output, very short or very long messages.
+Beside the rules, `extract_rules` takes an optional scorer: the capture classifier on the embedding model's
+sentence vectors (`classifier.py`), which catches what the rules cannot see without understanding.
+
+Never captured: assistant text, questions, injected `<relevant-memories>` blocks, a statement carrying a
+credential, PIN, card, identity number or seed phrase (dropped, not stored redacted), text the user quotes
+from someone else (pasted emails, `>` quotes, "translate this review: …"), tool/markup output, very short or
+very long messages.
 """
 
 from __future__ import annotations
@@ -15,9 +20,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mdrecall.facts.model import strip_injected
-from mdrecall.text.redact import redact
+from mdrecall.text.quoted import own_words
+from mdrecall.text.redact import sensitive_kind
+
+if TYPE_CHECKING:
+    from mdrecall.facts.classifier import Scorer
 
 MIN_CHARS = 8
 MAX_CHARS = 500
@@ -25,7 +35,8 @@ _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 
 
 def has_secret(text: str) -> bool:
-    return redact(text) != text
+    """A credential, PIN, card, identity number or seed phrase: the statement is dropped, never stored redacted."""
+    return sensitive_kind(text) is not None
 
 
 def _rx(*patterns: str) -> re.Pattern[str]:
@@ -45,6 +56,9 @@ REMEMBER = _rx(
     rf"{B}keep\s+in\s+mind\s+(that|my|i|we){E}",
     rf"{B}(note|make\s+a\s+note)\s+that{E}",
     rf"{B}for\s+future\s+reference{E}",
+    r"^\s*(please\s+)?remember\s*[:,\u2014-]",
+    rf"{B}note\s+to\s+self{E}",
+    r"^\s*(lembrando|lembre-se|recuerda|recordatorio|rappel|retiens|merke?|wichtig)\s*[:,]",
     # pt
     rf"{B}(lembre(-se)?|lembra|grave|anote)\s+(que|disso|isso|de\s+que|:){E}",
     rf"{B}anota\s+(a[ií]|isso|que|:)",
@@ -354,27 +368,50 @@ def statements(message: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def extract_rules(user_messages: Iterable[str], limit: int = 3) -> list[Candidate]:
-    """Rule-based candidates from user messages, first-come, at most `limit`, no repeated text."""
+def _units(message: str) -> list[list[str]]:
+    """What is judged of one message: the whole (up to 200 characters), then its sentences one by one."""
+    whole = own_words(strip_injected(message)).strip()  # never what the user quotes from someone else
+    if not whole:
+        return []
+    sentences = statements(whole)
+    if len(whole) > 200:
+        return [[s] for s in sentences]
+    return [[whole, *sentences]] if len(sentences) > 1 else [[whole]]
+
+
+def extract_rules(user_messages: Iterable[str], limit: int | None = 3, scorer: Scorer | None = None) -> list[Candidate]:
+    """Candidates from user messages, first-come, at most `limit` (None: all), no repeated text.
+
+    The rules decide first; with a `scorer` (the capture classifier on the model's vectors, see
+    `classifier.py`) a statement the rules pass over is kept when its probability reaches the classifier's
+    threshold. The rejects (questions, secrets, markup, injected memories, hypotheticals) apply to both.
+    """
+    groups = [group for message in user_messages for group in _units(message)]
+    scored: dict[str, tuple[float, str | None]] = {}
+    if scorer is not None:
+        pending = list(dict.fromkeys(u for g in groups for u in g if reject_reason(u) is None))
+        pending = [u for u in pending if rule_candidate(u, check_rejects=False) is None]
+        if pending:
+            scored = dict(zip(pending, scorer(pending), strict=True))
+    threshold = float(getattr(scorer, "threshold", 0.5))
     out: list[Candidate] = []
     seen: set[str] = set()
-    for message in user_messages:
-        whole = strip_injected(message).strip()
-        pieces = [whole] if len(whole) <= 200 else statements(whole)
-        for piece in pieces:
-            candidate = rule_candidate(piece)
-            if candidate is None and piece is whole and len(statements(whole)) > 1:
-                for sentence in statements(whole):
-                    candidate = rule_candidate(sentence)
-                    if candidate:
-                        break
-            if candidate is None:
-                continue
-            key = candidate.text.casefold()
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append(candidate)
-            if len(out) >= limit:
-                return out
+    for group in groups:
+        candidate = None
+        for unit in group:
+            candidate = rule_candidate(unit)
+            probability, category = scored.get(unit, (0.0, None))
+            if candidate is None and probability >= threshold:
+                candidate = Candidate(unit, category or classify(unit) or "fact", "classifier", 0.7)
+            if candidate is not None:
+                break
+        if candidate is None:
+            continue
+        key = candidate.text.casefold()
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(candidate)
+        if limit is not None and len(out) >= limit:
+            return out
     return out

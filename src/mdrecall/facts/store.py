@@ -44,6 +44,7 @@ from mdrecall.facts.model import (
     normalize_category,
     strip_injected,
 )
+from mdrecall.facts.relevance import RecallCalibration, background, calibration_for, csls_scores
 from mdrecall.files import make_private_dirs, make_tree_private, write_atomic
 from mdrecall.locks import directory_lock, file_lock
 from mdrecall.text.bounds import bound_query
@@ -52,6 +53,10 @@ from mdrecall.text.bounds import bound_query
 # runner-up; otherwise the candidates come back and the caller must name the id.
 FORGET_MIN_SCORE = 0.5
 FORGET_MARGIN = 0.15
+# Models without a recall calibration (facts/relevance.py: remote providers, models added later) keep the
+# earlier thresholds: memory_recall 0.1, auto-recall 0.2 (measured with MiniLM on the earlier score).
+UNCALIBRATED_MIN_SCORE = 0.1
+UNCALIBRATED_AUTO_RECALL_MIN_SCORE = 0.2
 TABLE = "facts"
 INSTALL_HINT = "the fact store needs LanceDB: pip install 'mdrecall[facts]'"
 FILE_MARKER = "<!-- mdrecall:facts"
@@ -617,38 +622,76 @@ class FactStore:
                 return self._fact(row), 1.0
         return None, None
 
-    def recall(self, query: str, limit: int = 5, min_score: float = 0.1) -> list[FactHit]:
-        """The best facts for a query: hybrid score = w_v * cosine + w_t * keyword share."""
+    def calibration(self) -> RecallCalibration | None:
+        """The recall calibration of the store's embedding model (None: uncalibrated model or keyword-only)."""
+        return calibration_for(self.provider) if self.provider is not None else None
+
+    def min_score(self) -> float:
+        """What recall keeps by default: the model's measured threshold, else 0.1 (uncalibrated models)."""
+        calibration = self.calibration()
+        return calibration.min_score if calibration is not None else UNCALIBRATED_MIN_SCORE
+
+    def recall(self, query: str, limit: int = 5, min_score: float | None = None) -> list[FactHit]:
+        """The best facts for a query, scoring at least `min_score` (default: `min_score()`).
+
+        A calibrated model (facts/relevance.py) scores CSLS similarity + a small keyword share; other
+        models keep the weighted hybrid of rescaled cosine and keyword share (`query.hybrid` weights).
+        """
         query = bound_query(query)  # a long prompt is embedded and scored by its first words only
         if not query:
             return []
-        provider = self.provider
-        qvec = np.asarray(provider.embed_query(query), dtype=np.float32) if provider is not None else None
-        vec_weight, text_weight = self.settings.config.query.hybrid.normalized_weights()
-        vector_scores: dict[str, float] = {}
+        floor_score = self.min_score() if min_score is None else min_score
         with self._locked():  # reads too: a forget in another process rewrites the table's files
             table = self._open_table()
-            total = table.count_rows()
-            if not total:
+            if not table.count_rows():
                 return []
-            if qvec is not None and self._has_vectors(table):
-                pool = min(total, max(limit * 8, 50))
-                floor = float(getattr(provider, "similarity_floor", 0.0))
-                for row in table.search(qvec).distance_type("cosine").limit(pool).to_list():
-                    vector_scores[row["id"]] = calibrated_similarity(1.0 - float(row["_distance"]), floor)
+            calibration = self.calibration() if self._has_vectors(table) else None
+            if calibration is not None:
+                hits = self._recall_calibrated(table, query, calibration)
             else:
-                vec_weight, text_weight = 0.0, 1.0
-            rows = self._all(table)
+                hits = self._recall_weighted(table, query, limit)
+        hits = [h for h in hits if h.score >= floor_score and h.score > 0]
+        hits.sort(key=lambda h: (-h.score, -h.fact.importance, -h.fact.created_at))
+        return hits[: max(1, limit)]
+
+    def _recall_calibrated(self, table: Any, query: str, calibration: RecallCalibration) -> list[FactHit]:
+        bg = background(calibration.file)
+        assert bg is not None  # calibration_for checked
+        data = table.to_arrow()
+        rows = data.select(["id", "text", "importance", "category", "createdAt"]).to_pylist()
+        column = data.column("vector").combine_chunks()
+        matrix = column.flatten().to_numpy(zero_copy_only=False).reshape(len(rows), -1)
+        qvec = np.asarray(self.provider.embed_query(query), dtype=np.float32)
+        similarity = csls_scores(qvec, matrix, bg)
         hits = []
-        for row in rows:
+        for row, vscore in zip(rows, similarity, strict=True):
+            fact = self._fact(row)
+            text_score = keyword_score(query, fact.text)
+            hits.append(
+                FactHit(fact, float(vscore) + calibration.keyword_weight * text_score, float(vscore), text_score)
+            )
+        return hits
+
+    def _recall_weighted(self, table: Any, query: str, limit: int) -> list[FactHit]:
+        """The earlier score, kept for models without a calibration: w_v * rescaled cosine + w_t * keywords."""
+        total = table.count_rows()
+        vec_weight, text_weight = self.settings.config.query.hybrid.normalized_weights()
+        vector_scores: dict[str, float] = {}
+        if self.provider is not None and self._has_vectors(table):
+            qvec = np.asarray(self.provider.embed_query(query), dtype=np.float32)
+            pool = min(total, max(limit * 8, 50))
+            floor = float(getattr(self.provider, "similarity_floor", 0.0))
+            for row in table.search(qvec).distance_type("cosine").limit(pool).to_list():
+                vector_scores[row["id"]] = calibrated_similarity(1.0 - float(row["_distance"]), floor)
+        else:
+            vec_weight, text_weight = 0.0, 1.0
+        hits = []
+        for row in self._all(table):
             fact = self._fact(row)
             text_score = keyword_score(query, fact.text)
             vscore = vector_scores.get(fact.id) if vec_weight else None
-            score = vec_weight * (vscore or 0.0) + text_weight * text_score
-            if score >= min_score and score > 0:
-                hits.append(FactHit(fact, score, vscore, text_score))
-        hits.sort(key=lambda h: (-h.score, -h.fact.importance, -h.fact.created_at))
-        return hits[: max(1, limit)]
+            hits.append(FactHit(fact, vec_weight * (vscore or 0.0) + text_weight * text_score, vscore, text_score))
+        return hits
 
     def get(self, fact_id: str) -> Fact | None:
         with self._locked():
@@ -661,10 +704,13 @@ class FactStore:
             return self._forget_id(fact_id.strip())
         if not query or not query.strip():
             raise MdrecallError("memory_forget needs an id or a query")
-        hits = self.recall(query, limit=5, min_score=self._forget_floor())
+        calibration = self.calibration()
+        floor = calibration.forget_min if calibration is not None else self._forget_floor()
+        margin = calibration.forget_margin if calibration is not None else FORGET_MARGIN
+        hits = self.recall(query, limit=5, min_score=floor)
         if not hits:
             return ForgetResult(message=f"no memory matches {query!r}; nothing deleted")
-        clear_winner = len(hits) == 1 or hits[0].score - hits[1].score >= FORGET_MARGIN
+        clear_winner = len(hits) == 1 or hits[0].score - hits[1].score >= margin
         if not clear_winner:
             return ForgetResult(
                 candidates=hits,
@@ -716,6 +762,10 @@ class FactStore:
             "provider": provider.id if provider else "none",
             "model": provider.model if provider else None,
             "search": "hybrid" if provider else "keyword-only",
+            "recallMinScore": self.config.recall_min_score
+            if self.config.recall_min_score is not None
+            else (self.calibration().min_score if self.calibration() else UNCALIBRATED_AUTO_RECALL_MIN_SCORE),
+            "recallScore": "csls (calibrated)" if self.calibration() else "weighted",
             "rebuilt": self.rebuilt_reason,
         }
 
@@ -793,6 +843,8 @@ def auto_recall_hits(
     text = strip_injected(prompt)
     if len(text.strip()) < 5:
         return []
-    return store.recall(
-        text, limit=limit or cfg.recall_limit, min_score=cfg.recall_min_score if min_score is None else min_score
-    )
+    if min_score is None:
+        min_score = cfg.recall_min_score  # configured: wins
+    if min_score is None and store.calibration() is None:
+        min_score = UNCALIBRATED_AUTO_RECALL_MIN_SCORE
+    return store.recall(text, limit=limit or cfg.recall_limit, min_score=min_score)

@@ -62,6 +62,7 @@ class SearchResponse:
     relaxed: bool = False
     backend: str = "builtin"  # the engine that served these results (see mdrecall.backends)
     backend_fallback: dict[str, str] | None = None  # {"from": "qmd", "reason": ...} when the primary failed
+    fallback_logged: bool = False  # the reason was already logged as a warning: a CLI need not repeat it
 
 
 def _overlaps(a: Any, b: Any) -> bool:

@@ -1,0 +1,204 @@
+"""Which memories auto-recall injects: unrelated prompts that get something, questions that get the right fact.
+
+    python bench/quality/recall_eval.py [--models e5-small,minilm,wordllama] [--uncalibrated] [--out FILE]
+    python bench/quality/recall_eval.py --calibrate      # background vectors + proposed thresholds per model
+
+`bench/quality/recall_set.jsonl` holds 45 stored facts, 62 paraphrased questions about them (each names its
+fact) and 125 prompts unrelated to every fact (coding requests, general questions, chat), in 9 languages,
+each prompt marked `dev` or `test`. Thresholds are chosen on `dev` only (`--calibrate`); `test` is the
+held-out half.
+
+The measurement runs the real thing: a FactStore (LanceDB, the real embedding model) holding the 45 facts,
+`auto_recall(store, prompt)` for the injection (the UserPromptSubmit hook's call) and `store.recall(q)` for
+memory_recall's ranking. Per model and split it prints: unrelated prompts with something injected, questions
+whose right fact is injected, questions whose right fact memory_recall ranks first. `--uncalibrated` runs the
+earlier score (rescaled cosine + keyword share, `query.hybrid` weights, threshold 0.2) for comparison.
+
+`--calibrate` embeds the background texts (the capture dev sets' memorable statements as passages, their
+everyday prompts as queries; never the recall set), writes `src/mdrecall/facts/recall_<model>.npz`, scores
+the dev half and prints, per keyword weight, the lowest threshold that injects something for at most 5 % of
+the dev unrelated prompts, to be copied into `CALIBRATIONS` in `src/mdrecall/facts/relevance.py`.
+Figures are quality, not speed; timings are not taken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "src"))
+
+from mdrecall.config.settings import LocalConfig, parse_config, resolve_settings  # noqa: E402
+from mdrecall.embeddings.factory import ProviderResult  # noqa: E402
+from mdrecall.embeddings.local import create_local_provider  # noqa: E402
+from mdrecall.facts import relevance  # noqa: E402
+from mdrecall.facts.store import FILE_HEADER, Fact, FactStore, auto_recall, keyword_score  # noqa: E402
+
+QUALITY = ROOT / "bench" / "quality"
+RECALL_SET = QUALITY / "recall_set.jsonl"
+BACKGROUND_SETS = ["capture_set.jsonl", "capture_heldout.jsonl", "capture_heldout2.jsonl", "capture_dev3.jsonl"]
+MODELS = {"e5-small": "e5-small", "minilm": "minilm", "wordllama": "wordllama"}
+MAX_UNRELATED = 0.05
+DEFAULT_OUT = ROOT / "bench" / "results" / "recall_injection.json"
+
+
+def load_set() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    rows = [json.loads(line) for line in RECALL_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in rows if r["kind"] == "fact"], [r for r in rows if r["kind"] != "fact"]
+
+
+def provider_result(model: str) -> ProviderResult:
+    provider = create_local_provider(LocalConfig(), model=model)
+    return ProviderResult(provider, "local")
+
+
+def measure(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Store the facts in a real FactStore and run auto-recall and recall on every prompt."""
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp) / "ws"
+        (workspace / "memory").mkdir(parents=True)
+        lines = [Fact(f["id"].replace("f", "fact"), f["text"], "fact", 0.7, 0).line() for f in facts]
+        (workspace / "memory" / "facts.md").write_text(FILE_HEADER + "\n\n" + "\n".join(lines) + "\n", "utf-8")
+        settings = resolve_settings(workspace=workspace, state_dir=Path(tmp) / "state", config=parse_config({}))
+        with FactStore(settings, provider_result(model)) as store:
+            store.rebuild()
+            calibration = store.calibration()
+            counts: dict[str, dict[str, list[int]]] = {}
+            misses: list[dict[str, Any]] = []
+            for prompt in prompts:
+                split = counts.setdefault(prompt["split"], {"unrelated": [0, 0], "right": [0, 0], "first": [0, 0]})
+                block = auto_recall(store, prompt["text"])
+                if prompt["kind"] == "unrelated":
+                    split["unrelated"][0] += bool(block)
+                    split["unrelated"][1] += 1
+                    if block:
+                        misses.append({"kind": "injected", "text": prompt["text"], "block": block.splitlines()[2:-1]})
+                    continue
+                wanted = next(f["text"] for f in facts if f["id"] == prompt["fact"])
+                injected = wanted in block
+                hits = store.recall(prompt["text"], limit=5, min_score=-1.0)
+                first = bool(hits) and hits[0].fact.text == wanted
+                split["right"][0] += injected
+                split["right"][1] += 1
+                split["first"][0] += first
+                split["first"][1] += 1
+                if not injected:
+                    misses.append({"kind": "missed", "text": prompt["text"], "fact": wanted})
+    table = {}
+    for name in ("dev", "test"):
+        c = counts[name]
+        table[name] = {k: round(v[0] / v[1], 3) for k, v in c.items()} | {
+            "n_unrelated": c["unrelated"][1],
+            "n_questions": c["right"][1],
+        }
+    both = {k: [counts["dev"][k][i] + counts["test"][k][i] for i in (0, 1)] for k in counts["dev"]}
+    table["all"] = {k: round(v[0] / v[1], 3) for k, v in both.items()}
+    return {
+        "model": model,
+        "score": "csls" if calibration else "weighted (uncalibrated)",
+        "minScore": calibration.min_score if calibration else 0.2,
+        **table,
+        "misses": misses,
+    }
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+
+def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, Any]]) -> None:
+    """Write the background file; print thresholds chosen on the dev half (never the test half)."""
+    provider = create_local_provider(LocalConfig(), model=model)
+    rows = []
+    for name in BACKGROUND_SETS:
+        rows += [json.loads(line) for line in (QUALITY / name).read_text(encoding="utf-8").splitlines() if line]
+    statements = [r["text"] for r in rows if r["capture"]]
+    everyday = [r["text"] for r in rows if not r["capture"]]
+    fact_vectors = unit(np.asarray(provider.embed_batch(statements), np.float32))
+    prompt_vectors = unit(np.stack([np.asarray(provider.embed_query(t), np.float32) for t in everyday]))
+    target = relevance.HERE / f"recall_{model.replace('e5-small', 'e5')}.npz"
+    np.savez_compressed(
+        target,
+        model=np.array(provider.model),
+        mean_fact=fact_vectors.mean(0).astype(np.float32),
+        mean_prompt=prompt_vectors.mean(0).astype(np.float32),
+        background=np.array(",".join(BACKGROUND_SETS)),
+    )
+    bg = relevance.background.__wrapped__(target.name)
+    dev = [p for p in prompts if p["split"] == "dev"]
+    fact_matrix = unit(np.asarray(provider.embed_batch([f["text"] for f in facts]), np.float32))
+    ids = [f["id"] for f in facts]
+    vec = np.stack([relevance.csls_scores(provider.embed_query(p["text"]), fact_matrix, bg) for p in dev])
+    kw = np.array([[keyword_score(p["text"], f["text"]) for f in facts] for p in dev])
+    print(f"{provider.model}: wrote {target.relative_to(ROOT)}")
+    for weight in (0.0, 0.025, 0.05, 0.1, 0.2):
+        scores = vec + weight * kw
+        unrelated = np.array([p["kind"] == "unrelated" for p in dev])
+        top = np.sort(scores[unrelated].max(1))
+        # the lowest threshold with at most 5 % of the dev unrelated prompts at or above it
+        allowed = int(np.floor(MAX_UNRELATED * len(top)))
+        threshold = float(top[len(top) - allowed - 1]) + 1e-4
+        right, first, gaps = 0, 0, []
+        for i in np.where(~unrelated)[0]:
+            order = np.argsort(-scores[i])[:3]
+            j = ids.index(dev[i]["fact"])
+            right += j in order and scores[i, j] >= threshold
+            first += order[0] == j
+            if order[0] == j:
+                gaps.append(float(scores[i, order[0]] - scores[i, order[1]]))
+        n = int((~unrelated).sum())
+        print(
+            f"  keyword weight {weight}: threshold {threshold:.3f}, dev questions right fact {right / n:.3f}, "
+            f"first {first / n:.3f}, "
+            f"median top-1 gap {np.median(gaps):.3f}"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--calibrate", action="store_true")
+    parser.add_argument("--uncalibrated", action="store_true", help="the earlier weighted score, for comparison")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--show-misses", action="store_true")
+    args = parser.parse_args()
+    facts, prompts = load_set()
+    models = [MODELS[m.strip()] for m in args.models.split(",") if m.strip()]
+    if args.calibrate:
+        for model in models:
+            calibrate(model, facts, prompts)
+        return 0
+    if args.uncalibrated:
+        relevance.CALIBRATIONS.clear()
+    results = [measure(model, facts, prompts) for model in models]
+    print(
+        "| model | score | threshold | split | unrelated injected | questions: right fact injected | right fact first |"
+    )
+    print("| --- | --- | ---: | --- | ---: | ---: | ---: |")
+    for r in results:
+        for split in ("dev", "test", "all"):
+            s = r[split]
+            print(
+                f"| {r['model']} | {r['score']} | {r['minScore']:.3f} | {split} | {s['unrelated']:.1%} | "
+                f"{s['right']:.1%} | {s['first']:.1%} |"
+            )
+    if args.show_misses:
+        for r in results:
+            print(f"\n{r['model']}:")
+            for miss in r["misses"]:
+                print(f"  {miss['kind']}: {miss['text']} -> {miss.get('fact') or miss.get('block')}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

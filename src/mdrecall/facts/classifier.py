@@ -1,0 +1,103 @@
+"""The capture classifier: logistic regression on the sentence vectors the embedding model already computes.
+
+Rules see words; they miss what people mean when it is phrased without the cue words ("Keep commit messages
+in the imperative mood", "We are dropping support for Python 3.9", "Marco from the data team owns the
+nightly ETL"). A linear model on the statement's embedding catches those. It is trained by
+`bench/quality/train_capture.py` on the labelled dev sets in `bench/quality/` and shipped as a small file
+next to this module (`capture_<model>.npz`: weights, bias, decision threshold, and one-vs-rest heads for
+the category of what it catches), one per embedding model it was trained for. A statement is captured
+when the rules take it or the classifier's probability reaches the threshold; the rules' rejects
+(questions, secrets, markup, injected memories, hypotheticals) apply to both. Models without a shipped
+file (MiniLM, WordLlama, remote providers) keep the rules alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+# Embedding model name (as providers report it) -> the shipped weight file.
+WEIGHT_FILES = {"multilingual-e5-small": "capture_e5.npz"}
+
+# texts -> (probability worth keeping, category or None) per text
+Scorer = Callable[[list[str]], list[tuple[float, str | None]]]
+
+
+@dataclass(frozen=True)
+class CaptureClassifier:
+    model: str
+    weights: np.ndarray
+    bias: float
+    threshold: float
+    # one-vs-rest category heads (rows), trained on the dev sets' positives; empty when absent
+    categories: tuple[str, ...] = ()
+    category_weights: np.ndarray | None = None
+    category_bias: np.ndarray | None = None
+
+    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
+        """P(worth keeping) for sentence vectors (one row each)."""
+        return 1.0 / (1.0 + np.exp(-(_rows(vectors) @ self.weights + self.bias)))
+
+    def category_of(self, vectors: np.ndarray) -> list[str | None]:
+        """The most likely category of each statement (None without category heads)."""
+        x = _rows(vectors)
+        if self.category_weights is None or not self.categories:
+            return [None] * len(x)
+        best = np.argmax(x @ self.category_weights.T + self.category_bias, axis=1)
+        return [self.categories[i] for i in best]
+
+    @classmethod
+    def load(cls, path: Path) -> CaptureClassifier:
+        with np.load(path, allow_pickle=False) as data:
+            heads = "category_weights" in data.files
+            return cls(
+                model=str(data["model"]),
+                weights=np.asarray(data["weights"], dtype=np.float64),
+                bias=float(data["bias"]),
+                threshold=float(data["threshold"]),
+                categories=tuple(str(data["categories"]).split(",")) if heads else (),
+                category_weights=np.asarray(data["category_weights"], dtype=np.float64) if heads else None,
+                category_bias=np.asarray(data["category_bias"], dtype=np.float64) if heads else None,
+            )
+
+
+def _rows(vectors: np.ndarray) -> np.ndarray:
+    x = np.asarray(vectors, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[None, :]
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norms > 0, norms, 1.0)
+
+
+@lru_cache(maxsize=4)
+def classifier_for(model: str | None) -> CaptureClassifier | None:
+    """The shipped classifier for an embedding model, or None (rules alone)."""
+    name = WEIGHT_FILES.get(model or "")
+    if name is None or not (HERE / name).is_file():
+        return None
+    return CaptureClassifier.load(HERE / name)
+
+
+def scorer_for(provider: Any) -> Scorer | None:
+    """texts -> probabilities with the provider's own vectors, when a classifier exists for its model."""
+    if provider is None:
+        return None
+    active = getattr(provider, "active", provider)  # a fallback wrapper: the model answering now
+    classifier = classifier_for(getattr(active, "model", None))
+    if classifier is None or getattr(provider, "dims", None) not in (None, classifier.weights.shape[0]):
+        return None
+
+    def score(texts: list[str]) -> list[tuple[float, str | None]]:
+        if not texts:
+            return []
+        vectors = np.asarray(provider.embed_batch(list(texts)), dtype=np.float32)
+        return list(zip(classifier.probabilities(vectors).tolist(), classifier.category_of(vectors), strict=True))
+
+    score.threshold = classifier.threshold  # type: ignore[attr-defined]
+    return score

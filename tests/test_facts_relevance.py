@@ -1,0 +1,125 @@
+"""Which facts recall ranks first and auto-recall injects (real e5 model, real LanceDB), the per-model
+calibration, and the capture classifier shipped beside the rules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from facts_fixtures import hashing_provider, local_provider, make_settings  # noqa: F401
+from mdrecall.facts.capture import extract_rules
+from mdrecall.facts.classifier import classifier_for, scorer_for
+from mdrecall.facts.relevance import CALIBRATIONS, calibration_for
+from mdrecall.facts.store import FactStore, auto_recall
+
+FACTS = [
+    "I prefer tabs over spaces.",
+    "My dentist appointment is on the 14th at 9:30.",
+    "Sam is allergic to walnuts.",
+    "We use pnpm in every frontend repo.",
+    "The staging API token is [REDACTED] for the deploy script.",
+    "We decided to deploy the API on Fly.io instead of Heroku.",
+    "I use Neovim for everything.",
+]
+
+
+@pytest.fixture(scope="module")
+def e5_store(tmp_path_factory: pytest.TempPathFactory, local_provider) -> Iterator[FactStore]:  # noqa: F811
+    root = tmp_path_factory.mktemp("relevance")
+    with FactStore(make_settings(root / "ws", root / "state"), local_provider) as store:
+        for text in FACTS:
+            assert store.store(text).stored
+        yield store
+
+
+def test_the_default_model_is_calibrated(e5_store: FactStore) -> None:
+    calibration = e5_store.calibration()
+    assert calibration is not None and calibration.model == "multilingual-e5-small"
+    assert e5_store.min_score() == calibration.min_score == CALIBRATIONS["multilingual-e5-small"].min_score
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("what can't my partner eat", "Sam is allergic to walnuts."),
+        ("which indentation do I use", "I prefer tabs over spaces."),
+    ],
+)
+def test_recall_ranks_meaning_above_stray_shared_words(e5_store: FactStore, query: str, first: str) -> None:
+    hits = e5_store.recall(query, limit=5, min_score=-1.0)
+    assert hits[0].fact.text == first, [(h.fact.text, round(h.score, 3)) for h in hits]
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Can you refactor the webhook handler in src/payments.py?",
+        "What is the capital of Australia?",
+        "Thanks, that worked!",
+        "Explique-moi la photosynthèse.",
+    ],
+)
+def test_unrelated_prompts_get_nothing_injected(e5_store: FactStore, prompt: str) -> None:
+    assert auto_recall(e5_store, prompt) == ""
+
+
+@pytest.mark.parametrize(
+    ("prompt", "fact"),
+    [
+        ("Which indentation style do I like, tabs or spaces?", "I prefer tabs over spaces."),
+        ("When is my dentist appointment?", "My dentist appointment is on the 14th at 9:30."),
+        ("Where do we deploy the API?", "Fly.io"),
+    ],
+)
+def test_questions_about_a_fact_get_it_injected(e5_store: FactStore, prompt: str, fact: str) -> None:
+    block = auto_recall(e5_store, prompt)
+    assert fact in block
+
+
+def test_a_configured_threshold_wins(e5_store: FactStore, tmp_path: Path, local_provider) -> None:  # noqa: F811
+    question = "Is there anything Sam can't eat?"
+    assert "walnuts" in auto_recall(e5_store, question)  # the model's threshold
+    settings = make_settings(tmp_path / "ws", tmp_path / "state", {"facts": {"recallMinScore": 0.9}})
+    with FactStore(settings, local_provider) as store:
+        store.store("Sam is allergic to walnuts.")
+        assert auto_recall(store, question) == ""
+
+
+def test_an_uncalibrated_model_keeps_the_weighted_score(tmp_path: Path, hashing_provider) -> None:  # noqa: F811
+    with FactStore(make_settings(tmp_path / "ws", tmp_path / "state"), hashing_provider) as store:
+        assert store.calibration() is None and store.min_score() == 0.1
+        store.store("We decided to deploy the API on Fly.io instead of Heroku.")
+        [hit] = store.recall("deploy the API on Fly.io")
+        # weighted like query.hybrid (0.5 / 0.5): keyword share 1.0 -> at least 0.5
+        assert hit.text_score == 1.0 and hit.score >= 0.5
+    assert calibration_for(None) is None
+
+
+def test_the_capture_classifier_loads_and_classifies(local_provider) -> None:  # noqa: F811
+    classifier = classifier_for("multilingual-e5-small")
+    assert classifier is not None and classifier.weights.shape == (384,) and 0.3 < classifier.threshold < 0.95
+    assert classifier_for("all-MiniLM-L6-v2") is None  # no weights for it: the rules alone
+    scorer = scorer_for(local_provider.provider)
+    assert scorer is not None
+    keep = ["Keep commit messages in the imperative mood.", "Marco from the data team owns the nightly ETL."]
+    chatter = ["Make the button red.", "Thanks, that worked!"]
+    probabilities = np.array([p for p, _ in scorer(keep + chatter)])
+    assert np.all(probabilities[:2] >= classifier.threshold) and np.all(probabilities[2:] < classifier.threshold)
+    # beside the rules: found with the classifier, missed without it; questions stay rejected
+    found = extract_rules(keep + chatter + ["Who owns the nightly ETL?"], None, scorer=scorer)
+    assert [c.text for c in found] == keep and {c.reason for c in found} == {"classifier"}
+    assert [c.category for c in found] == ["preference", "entity"]  # the category heads
+    assert extract_rules(keep, None) == []
+
+
+def test_memory_recall_applies_the_same_threshold(e5_store: FactStore) -> None:
+    from mdrecall.agents.fact_tools import FactTools
+
+    tools = FactTools(e5_store)
+    unrelated = tools.call("memory_recall", {"query": "Can you refactor the webhook handler in src/payments.py?"})
+    assert unrelated["results"] == [] and unrelated["context"] == ""
+    related = tools.call("memory_recall", {"query": "Is there anything Sam can't eat?"})
+    assert related["results"][0]["text"] == "Sam is allergic to walnuts."
