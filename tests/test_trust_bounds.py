@@ -27,8 +27,9 @@ from mdrecall.agents.hooks import HookRunner
 from mdrecall.agents.tools import MemoryTools
 from mdrecall.cli import app as cli_app
 from mdrecall.config.settings import resolve_settings
-from mdrecall.documents.workspace import MAX_GET_BYTES
+from mdrecall.documents.workspace import MAX_GET_BYTES, bounded_text, read_regular_bytes
 from mdrecall.embeddings.factory import ProviderResult
+from mdrecall.errors import MdrecallError, PathRefusedError
 from mdrecall.storage.sqlite import Store
 from mdrecall.text.bounds import MAX_QUERY_CHARS, MAX_QUERY_WORDS, bound_query
 
@@ -254,3 +255,20 @@ def test_invalid_bytes_on_the_command_line_give_one_line(monkeypatch, capsys, ke
         monkeypatch, capsys, "--workspace", str(odd), "--state-dir", str(tmp_path / "s2"), "search", "a828e60"
     )
     assert code == 0 and "a828e60" in out, err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_whole_file_reads_refuse_fifos_and_oversize_files(tmp_path: Path) -> None:
+    """What transcripts are read with (they are parsed whole): regular files up to maxFileBytes only."""
+    fifo = tmp_path / "s.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(PathRefusedError, match="not a regular file"):
+        read_regular_bytes(fifo, "sessions/s.jsonl", 1000)  # returns at once: never opened for reading
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"x" * 1001)
+    with pytest.raises(MdrecallError, match="larger than"):
+        read_regular_bytes(big, "sessions/big.jsonl", 1000)
+    assert read_regular_bytes(big, "sessions/big.jsonl", 2000) == b"x" * 1001
+    cut = bounded_text("line one\n" * 300_000)  # 2.7 MB of text
+    assert cut["truncated"] is True and len(cut["text"].encode()) <= MAX_GET_BYTES
+    assert cut["text"].endswith("line one") and bounded_text("short") == {"text": "short"}
