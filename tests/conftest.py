@@ -146,6 +146,27 @@ def pg_server():
     server.destroy()
 
 
+def search_with_default_floor(index: MemoryIndex, query: str, floor: float = 0.99, **kwargs: object):  # type: ignore[no-untyped-def]
+    """index.search as if `floor` were the model's default minScore (not one the caller or config set): the
+    floor the never-empty rule may relax (a minScore the caller sets is a hard floor)."""
+    from mdrecall.indexing.sync import index_model
+    from mdrecall.retrieval.search import run_search
+
+    model = (index.store.read_meta() or {}).get("model") or index_model(index.provider)
+    return run_search(
+        index.store,
+        index.provider,
+        model,
+        index.config.query,
+        query,
+        index.config.sources,
+        None,
+        None,
+        default_min_score=floor,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
 def trust_config(ws: Path, state: Path) -> None:
     """What `mdrecall trust` records: the workspace's own mdrecall.toml, as it is now, is the user's choice (for
     tests whose folder config sets keys that need trust: base URLs, commands, paths outside the folder)."""

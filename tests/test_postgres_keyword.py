@@ -173,3 +173,17 @@ def test_migration_backfills_postings(pg_server, tmp_path):
         assert held == [("x", "deploy", 1, 3), ("x", "gateway", 2, 3), ("y", "cache", 1, 2), ("y", "gateway", 1, 2)]
         conn.execute("DELETE FROM mdrecall_generations WHERE id = 1")  # postings go with their generation
         assert conn.execute("SELECT count(*) FROM mdrecall_postings").fetchone()[0] == 0
+
+
+def test_terms_present_as_the_builtin_store_says(pg_index, workspace, make_index):
+    """Which match units some chunk holds (calibrated search asks it for the names a question uses): the same
+    answer on PostgreSQL as on SQLite, prefixes included."""
+    _corpus(workspace, files=6)
+    index = pg_index(workspace)
+    index.sync()
+    builtin = make_index(workspace, HashingProvider())
+    builtin.sync()
+    units = ['"gateway"', '"gertrude"', '"gate"*', '"zzz"*', '"canary"']
+    assert (
+        index.store.terms_present(units) == builtin.store.terms_present(units) == {'"gateway"', '"gate"*', '"canary"'}
+    )

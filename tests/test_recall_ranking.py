@@ -10,7 +10,7 @@ from mdrecall.config.settings import parse_config
 from mdrecall.retrieval.search import apply_injection_budget, merge_minmax, minmax_scale, run_search
 from mdrecall.storage.sqlite import SearchRow
 
-from .conftest import HashingProvider, write
+from .conftest import HashingProvider, search_with_default_floor, write
 
 NOW = datetime(2023, 10, 1, tzinfo=timezone.utc)
 
@@ -111,9 +111,9 @@ def test_never_silently_empty_when_every_keyword_is_held(tmp_path: Path, make_in
     _chat(ws)
     index = make_index(ws, HashingProvider())
     index.sync()
-    response = index.search("turtle adopted", min_score=0.99)
+    response = search_with_default_floor(index, "turtle adopted")
     assert response.results and response.relaxed and response.results[0].path == "memory/2023-09-30.md"
-    assert index.search("zebra migration plans", min_score=0.99).results == []
+    assert search_with_default_floor(index, "zebra migration plans").results == []
 
 
 def test_decay_cannot_push_a_strong_old_match_below_weak_recent_ones(tmp_path: Path, make_index) -> None:

@@ -10,7 +10,7 @@ import pytest
 from mdrecall.retrieval.search import bm25_rank_to_score, build_fts_query, candidate_count, merge_hybrid
 from mdrecall.storage.sqlite import SearchRow
 
-from .conftest import HashingProvider, write
+from .conftest import HashingProvider, search_with_default_floor, write
 
 
 def test_fts_query_quotes_and_and_joins_unicode_tokens() -> None:
@@ -96,11 +96,17 @@ def test_results_have_spec_shape_and_limits(workspace: Path, make_index) -> None
 
 
 def test_min_score_never_leaves_keyword_hits_silently_empty(hashed_index) -> None:
-    response = hashed_index.search("a828e60", min_score=0.99)
+    response = search_with_default_floor(hashed_index, "a828e60")
     assert response.results and response.relaxed
-    assert "minScore" in response.notice
-    none = hashed_index.search("zebra unicorn", min_score=0.99)
+    assert "minScore" in response.notice and "relaxed" in response.notice
+    none = search_with_default_floor(hashed_index, "zebra unicorn")
     assert none.results == [] and not none.relaxed
+
+
+def test_a_min_score_the_caller_sets_is_never_relaxed(hashed_index) -> None:
+    response = hashed_index.search("a828e60", min_score=0.99)
+    assert response.results == [] and not response.relaxed
+    assert response.notice.startswith("nothing in memory matches minScore 0.99")
 
 
 def test_vector_search_uses_vec0_knn_not_a_full_scan(workspace: Path, make_index) -> None:
@@ -144,20 +150,20 @@ def test_keyword_only_expansion_and_relaxed_notice(workspace: Path, make_index) 
     index.sync()
     response = index.search("what are Dana's metric units?", min_score=0.0)
     assert response.mode == "fts-only" and response.results[0].path == "MEMORY.md"
-    relaxed = index.search("what are Dana's metric units?", min_score=0.99)
+    relaxed = search_with_default_floor(index, "what are Dana's metric units?")
     assert relaxed.results and relaxed.relaxed and "minScore" in relaxed.notice
 
 
 def test_rrf_never_silently_empty(workspace: Path, make_index) -> None:
     index = make_index(workspace, HashingProvider(), {"query": {"hybrid": {"mode": "rrf"}}})
     index.sync()
-    response = index.search("a828e60", min_score=0.99)
+    response = search_with_default_floor(index, "a828e60")
     assert response.results and response.relaxed
 
 
 def test_relaxed_results_need_every_keyword(hashed_index) -> None:
     # "gateway" alone matches a note, but a chunk sharing one word with the question is not shown below minScore
-    assert hashed_index.search("gateway zebra unicorn", min_score=0.99).results == []
+    assert search_with_default_floor(hashed_index, "gateway zebra unicorn").results == []
 
 
 def test_relaxed_results_accept_other_forms_of_a_word(tmp_path: Path, make_index) -> None:
@@ -166,9 +172,9 @@ def test_relaxed_results_accept_other_forms_of_a_word(tmp_path: Path, make_index
     write(ws, "memory/2026-11-01.md", "The gateway runs on the Mac Studio.\n")
     index = make_index(ws, None)  # keyword-only: on two files BM25 scores sit near 0, far below minScore
     index.sync()
-    response = index.search("where does the gateway run", min_score=0.99)
+    response = search_with_default_floor(index, "where does the gateway run")
     assert [r.path for r in response.results] == ["memory/2026-11-01.md"] and response.relaxed
-    assert index.search("where does the gateway fly", min_score=0.99).results == []  # every keyword still needed
+    assert search_with_default_floor(index, "where does the gateway fly").results == []  # every keyword still needed
 
 
 def test_tiny_keyword_only_workspace_scores_by_keywords_held(tmp_path: Path, make_index) -> None:

@@ -123,17 +123,25 @@ def covers(result: Any, path: str, line: int) -> bool:
     return result.path == note_path(path, line)
 
 
-def score(index: MemoryIndex, mode: str) -> dict[str, float]:
-    hits1 = hits5 = 0
+def score(index: MemoryIndex, mode: str, min_score: float | None = 0) -> dict[str, float]:
+    """hit@1, hit@5, MRR@10 and the share of questions left empty (min_score None: every default, the
+    answer floor of calibrated scores included)."""
+    hits1 = hits5 = empty = 0
     rr = 0.0
     for question, path, line in QUESTIONS:
-        results = index.search(question, mode=mode, min_score=0, max_results=10).results
+        results = index.search(question, mode=mode, min_score=min_score, max_results=10).results
+        empty += not results
         rank = next((i for i, r in enumerate(results) if covers(r, path, line)), None)
         hits1 += rank == 0
         hits5 += rank is not None and rank < 5
         rr += 0.0 if rank is None else 1.0 / (rank + 1)
     n = len(QUESTIONS)
-    return {"hit@1": round(hits1 / n, 3), "hit@5": round(hits5 / n, 3), "mrr@10": round(rr / n, 3)}
+    return {
+        "hit@1": round(hits1 / n, 3),
+        "hit@5": round(hits5 / n, 3),
+        "mrr@10": round(rr / n, 3),
+        "empty": round(empty / n, 3),
+    }
 
 
 def evaluate(model: str) -> dict[str, Any]:
@@ -151,6 +159,7 @@ def evaluate(model: str) -> dict[str, Any]:
             row = {"model": provider.model, "questions": len(QUESTIONS)}
             for mode in ("hybrid", "vector", "keyword"):
                 row[mode] = score(index, mode)
+            row["hybrid, every default"] = score(index, "hybrid", None)
         finally:
             index.close()
     return row
@@ -162,13 +171,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "quality_cjk.json")
     args = parser.parse_args()
     rows = []
-    print(f"{'model':<28} {'mode':<8} hit@1  hit@5  mrr@10")
+    print(f"{'model':<28} {'mode':<22} hit@1  hit@5  mrr@10  empty")
     for model in args.models.split(","):
         row = evaluate(model)
         rows.append(row)
-        for mode in ("hybrid", "vector", "keyword"):
+        for mode in ("hybrid", "vector", "keyword", "hybrid, every default"):
             s = row[mode]
-            print(f"{row['model']:<28} {mode:<8} {s['hit@1']:.3f}  {s['hit@5']:.3f}  {s['mrr@10']:.3f}", flush=True)
+            cells = f"{s['hit@1']:.3f}  {s['hit@5']:.3f}  {s['mrr@10']:.3f}  {s['empty']:.3f}"
+            print(f"{row['model']:<28} {mode:<22} {cells}", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"questions": len(QUESTIONS), "results": rows}, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")

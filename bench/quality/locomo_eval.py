@@ -367,8 +367,8 @@ def instrument_rerank(stats: Counter) -> None:
             memo[key] = scores(client, query, documents)
         return memo[key]
 
-    def counted_stage(cfg: Any, query: str, hits: Any, identifiers: Sequence[str] = ()) -> Any:
-        ranked, notice = stage(cfg, query, hits, identifiers)
+    def counted_stage(cfg: Any, query: str, hits: Any, identifiers: Sequence[str] = (), **kwargs: Any) -> Any:
+        ranked, notice = stage(cfg, query, hits, identifiers, **kwargs)
         if notice:
             stats["faults"] += 1
             stats[f"fault: {notice[:160]}"] += 1

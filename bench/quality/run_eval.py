@@ -107,6 +107,14 @@ def systems(index: MemoryIndex) -> dict[str, Callable[[str], list[str]]]:
 
         return go
 
+    def defaults(q: str) -> list[str]:
+        """As `MemoryIndex.search` with no minScore: the model's floor, or the calibrated answer floor."""
+        floor = index.effective_min_score()[0]
+        response = run_search(
+            store, provider, model, minmax, q, sources, CHUNK_RESULTS, None, "hybrid", default_min_score=floor
+        )
+        return [r.path for r in response.results]
+
     def keyword_and(q: str) -> list[str]:
         fts = build_fts_query(q)
         return [r.path for r in store.keyword_search(fts, model, sources, CHUNK_RESULTS)] if fts else []
@@ -121,6 +129,7 @@ def systems(index: MemoryIndex) -> dict[str, Callable[[str], list[str]]]:
         "hybrid weighted (OR)": run(weighted, provider, "hybrid", "or"),
         "hybrid RRF (AND)": run(rrf, provider, "hybrid", "and"),
         "hybrid RRF (OR)": run(rrf, provider, "hybrid", "or"),
+        "hybrid, every default (floor)": defaults,
     }
 
 

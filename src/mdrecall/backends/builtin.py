@@ -56,6 +56,7 @@ from mdrecall.indexing.sync import (
     safe_reindex,
 )
 from mdrecall.locks import file_lock
+from mdrecall.retrieval.calibration import calibration_for
 from mdrecall.retrieval.rerank import rerank_probe, rerank_status
 from mdrecall.retrieval.search import SearchMode, SearchResponse, run_search
 from mdrecall.storage.identity import check_index_path, stale_temp_files
@@ -561,7 +562,8 @@ class MemoryIndex:
         """`run_search` over `_search_store()` with the model the index holds: keyword-only (with a notice)
         when the provider's model differs from the index's or the provider fails."""
         self._request_sync_if_dirty()
-        min_score, _ = self.effective_min_score(request.min_score)
+        min_score, source = self.effective_min_score(request.min_score)
+        explicit = source in ("argument", "config")  # a hard floor; otherwise the search's default rules
         with self._search_store() as store:
 
             def run(provider: EmbeddingProvider | None, model: str) -> SearchResponse:
@@ -573,10 +575,11 @@ class MemoryIndex:
                     request.query,
                     sources=self.config.sources,
                     max_results=request.max_results,
-                    min_score=min_score,
+                    min_score=min_score if explicit else None,
                     mode=request.mode,
                     citations=request.citations,  # type: ignore[arg-type]
                     session_key=request.session_key,
+                    default_min_score=None if explicit else min_score,
                     explain=request.explain,
                 )
 
@@ -683,10 +686,18 @@ class MemoryIndex:
         if batch:
             out["batch"] = batch
         min_score, min_score_source = self.effective_min_score()
+        query_cfg = self.config.query
+        calibration = calibration_for(provider.model if provider is not None else None, query_cfg.scoring)
+        abstain = query_cfg.abstain_below
+        if calibration is not None and min_score_source not in ("argument", "config"):
+            min_score, min_score_source = 0.0, "calibrated"
+            abstain = calibration.abstain_below if abstain is None else abstain
         out["query"] = {
             "maxResults": self.config.query.max_results,
             "minScore": min_score,
             "minScoreSource": min_score_source,
+            "scoring": "calibrated" if calibration is not None else "fused",
+            "abstainBelow": abstain or 0.0,
             "hybrid": self.config.query.hybrid.enabled,
             "rerank": rerank_status(self.config.query.rerank),
         }

@@ -248,7 +248,9 @@ def search(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="What to look for (words, a phrase, an identifier)."),
     max_results: int = typer.Option(None, "--max-results", "-n", min=1, help="At most N results (default 6)."),
-    min_score: float = typer.Option(None, "--min-score", min=0.0, max=1.0, help="Drop results below this score."),
+    min_score: float = typer.Option(
+        None, "--min-score", min=0.0, max=1.0, help="Only results scoring at least this (a hard floor)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array of results."),
     explain: bool = typer.Option(False, "--explain", help="Say why each result ranked (score after each stage)."),
 ) -> None:
@@ -290,6 +292,14 @@ def search(
         say(out, (f"{len(results)} results · {response.mode} · {response.provider}", "dim"))
 
     _run(ctx, body)
+
+
+def _scores_line(query: dict[str, Any]) -> str:
+    """What a score means in this index, for `status`."""
+    if query.get("scoring") == "calibrated":
+        floor = query.get("abstainBelow") or 0.0
+        return f"calibrated (chance a result holds the answer; nothing shown when the best is below {floor:g})"
+    return "fused (relative to each query's candidates)"
 
 
 def explain_line(explain: dict[str, Any] | None) -> str:
@@ -390,6 +400,7 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         ("vector", f"{vector['mode']}, dims {vector.get('dims') or '-'}"),
         ("cache", f"{'on' if status['cache']['enabled'] else 'off'}, {status['cache']['entries']} entries"),
         ("min score", f"{status['query']['minScore']:g} ({status['query']['minScoreSource']})"),
+        ("scores", _scores_line(status["query"])),
     ]
     rerank_info = status.get("query", {}).get("rerank") or {}
     if rerank_info.get("enabled"):

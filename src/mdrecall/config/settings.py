@@ -300,6 +300,14 @@ class QueryConfig(_Section):
     # (word_forms.py). LoCoMo dev hit@1 .758 -> .770 (bench/quality/README.md, fifth round); false = the
     # exact words only, as the spec's keyword side
     word_forms: bool = True
+    # "calibrated": a result's score is its estimated chance of holding what was asked, the same scale for
+    # every query (retrieval/calibration.py; models with a fitted calibration: multilingual-e5-small; other
+    # models keep the fused score). "fused": the fusion's own score, relative to the query's candidates (the
+    # spec's scoring)
+    scoring: Literal["calibrated", "fused"] = "calibrated"
+    # with no minScore set: when the best result scores below this, the search answers nothing ("nothing in
+    # memory matches"). Unset = the calibration's value (multilingual-e5-small 0.0125); 0 = never
+    abstain_below: float | None = Field(None, ge=0, le=1)
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
     mmr: MmrConfig = Field(default_factory=MmrConfig)

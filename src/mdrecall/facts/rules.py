@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING
 from mdrecall.facts.model import strip_injected
 from mdrecall.text.quoted import own_words
 from mdrecall.text.redact import sensitive_kind
+from mdrecall.text.tokens import has_cjk
 
 if TYPE_CHECKING:
     from mdrecall.facts.classifier import Scorer
 
 MIN_CHARS = 8
 MAX_CHARS = 500
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 
 
 def has_secret(text: str) -> bool:
@@ -296,7 +296,7 @@ def _is_question(text: str) -> bool:
 def reject_reason(text: str) -> str | None:
     """Why a statement must never be captured (None when it may be)."""
     stripped = text.strip()
-    if len(stripped) < MIN_CHARS and not re.search(f"[{_CJK}]", stripped):
+    if len(stripped) < MIN_CHARS and not has_cjk(stripped):
         return "too short"
     if len(stripped) < 4:
         return "too short"

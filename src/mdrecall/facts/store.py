@@ -48,6 +48,7 @@ from mdrecall.facts.relevance import RecallCalibration, background, calibration_
 from mdrecall.files import make_private_dirs, make_tree_private, write_atomic
 from mdrecall.locks import directory_lock, file_lock
 from mdrecall.text.bounds import bound_query
+from mdrecall.text.tokens import CJK_CLASSES, bigrams, has_cjk, script_runs
 
 # Forgetting by query deletes only a clear match: score >= FORGET_MIN_SCORE and FORGET_MARGIN ahead of the
 # runner-up; otherwise the candidates come back and the caller must name the id.
@@ -69,7 +70,6 @@ FILE_HEADER = (
 _LINE_RE = re.compile(r"^- \[(?P<id>[A-Za-z0-9_-]{4,64})\] \((?P<meta>[^)]*)\) (?P<text>\S.*)$")
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{4,64}$")
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
-_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 def require_lancedb() -> Any:
@@ -93,11 +93,10 @@ def _terms(text: str) -> set[str]:
 
     out: set[str] = set()
     for word in _WORD_RE.findall(text.lower()):
-        if _CJK_RE.search(word):
-            chars = [c for c in word if _CJK_RE.match(c)]
-            out.update("".join(pair) for pair in zip(chars, chars[1:], strict=False))
-            if len(chars) == 1:
-                out.add(chars[0])
+        if has_cjk(word):
+            for cls, run in script_runs(word):
+                if cls in CJK_CLASSES:
+                    out.update(bigrams(run))
         elif word not in LATIN and (len(word) > 1 or word.isdigit()):
             out.add(word)
     return out

@@ -224,13 +224,14 @@ def rerank_document(path: str, text: str) -> str:
 
 
 def rerank_hits(
-    cfg: RerankConfig, query: str, hits: list[Hit], identifiers: Sequence[str] = ()
+    cfg: RerankConfig, query: str, hits: list[Hit], identifiers: Sequence[str] = (), keep_scores: bool = False
 ) -> tuple[list[Hit], str | None]:
     """Hits reordered by the reranker (the best `cfg.candidates`; the rest follow unchanged), and a notice.
 
     Never raises: on any fault the hits come back as they were, with a one-line notice. Scores stay on the
     fused scale (the i-th reranked hit gets the i-th best fused score), so scores fall down the list and
     MMR and the displays keep their meaning; hits holding more of the query's identifiers stay first.
+    `keep_scores`: each hit keeps its own score (calibrated scores belong to their result, not its rank).
     """
     if not cfg.enabled or len(hits) < 2:
         return hits, None
@@ -247,8 +248,9 @@ def rerank_hits(
     if identifiers:
         held = {id(h): sum(holds_identifier(h.row.text, i) for i in identifiers) for h in ranked}
         ranked.sort(key=lambda h: -held[id(h)])  # stable: the reranked order within each count
-    for hit, score in zip(ranked, sorted((h.score for h in head), reverse=True), strict=True):
-        hit.score = score
+    if not keep_scores:
+        for hit, score in zip(ranked, sorted((h.score for h in head), reverse=True), strict=True):
+            hit.score = score
     return ranked + tail, None
 
 

@@ -20,6 +20,7 @@ class Hit:
     vector_score: float = 0.0
     text_score: float = 0.0
     score: float = 0.0
+    fused: float | None = None  # the fusion's score when `score` holds the calibrated one (calibration.py)
 
 
 @dataclass
@@ -34,6 +35,7 @@ class SearchResult:
     text_score: float | None = None
     citation: str | None = None
     explain: dict[str, Any] | None = None  # why it ranked: only with run_search(explain=True) (explain.py)
+    fused_score: float | None = None  # the fusion's (relative) score when `score` is calibrated
 
     def to_dict(self) -> dict[str, Any]:
         """The spec's MemorySearchResult shape (camelCase)."""
@@ -59,9 +61,10 @@ class SearchResponse:
     model: str | None
     mode: str  # "hybrid" | "keyword" | "vector" | "fts-only"
     notice: str | None = None
-    relaxed: bool = False
+    relaxed: bool = False  # the results are below the floor in force, shown by the never-empty rule
     backend: str = "builtin"  # the engine that served these results (see mdrecall.backends)
     backend_fallback: dict[str, str] | None = None  # {"from": "qmd", "reason": ...} when the primary failed
+    scoring: str = "fused"  # "calibrated": each score is the result's estimated chance of holding the answer
     fallback_logged: bool = False  # the reason was already logged as a warning: a CLI need not repeat it
 
 

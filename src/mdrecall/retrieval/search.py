@@ -19,6 +19,7 @@ from mdrecall.config.settings import QueryConfig
 from mdrecall.documents.context import date_phrase, with_context
 from mdrecall.embeddings.base import EmbeddingProvider
 from mdrecall.embeddings.centering import center_query, centering_weight
+from mdrecall.retrieval.calibration import Calibration, calibration_for, features, named_terms
 from mdrecall.retrieval.explain import SearchTrace, decay_detail, fusion_label, window_detail
 from mdrecall.retrieval.ranking import (
     RRF_K,
@@ -43,7 +44,7 @@ from mdrecall.retrieval.rerank import join_notices, rerank_hits
 from mdrecall.retrieval.results import Hit, SearchResponse, SearchResult
 from mdrecall.storage.base import IndexStore, SearchRow
 from mdrecall.text.bounds import bound_query, cut_notice
-from mdrecall.text.dates import date_ranges, in_ranges
+from mdrecall.text.dates import anchor_day, date_ranges, in_ranges, relative_spans, without_relative_times
 from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and tests import the builders from here)
     build_fts_query,
     build_keyword_query,
@@ -264,11 +265,15 @@ def _fold_into(kept: list[Hit], hit: Hit) -> bool:
         row = merged_row(held.row, hit.row)
         if row is None:
             continue
-        kept[i] = Hit(row, held.vector_score, held.text_score, held.score)
+        # the joined result holds both chunks: its score is the better of theirs (calibrated scores need not
+        # fall with the rank; fused ones do, and keep the first's)
+        score = max(held.score, hit.score)
+        kept[i] = Hit(row, held.vector_score, held.text_score, score, held.fused)
         for later in kept[i + 1 :]:
             joined = merged_row(kept[i].row, later.row)
             if joined is not None:
-                kept[i] = Hit(joined, held.vector_score, held.text_score, held.score)
+                score = max(score, later.score)
+                kept[i] = Hit(joined, held.vector_score, held.text_score, score, held.fused)
                 kept.remove(later)
         return True
     return False
@@ -285,6 +290,7 @@ def _to_result(hit: Hit, snippet_max: int, mode: str, terms: Sequence[str] = ())
         source=row.source,
         vector_score=hit.vector_score if mode != "keyword" else None,
         text_score=hit.text_score if mode != "vector" else None,
+        fused_score=hit.fused,
     )
 
 
@@ -371,6 +377,7 @@ def _identifier_rows(
         for row in store.keyword_search(phrase, model, sources, limit):
             if holds_identifier(row.text, ident) and row.id not in rows:
                 row.extra["coverage"] = 1.0
+                row.extra["identifier"] = True  # its coverage is not the share of keywords it holds
                 rows[row.id] = row
     return list(rows.values())
 
@@ -398,17 +405,34 @@ def boost_identifiers(hits: list[Hit], identifiers: Sequence[str], boost: float 
 
 
 DATE_BOOST = 0.25
+RELATIVE_DATE_BOOST = 0.75
+DATED_CANDIDATES = 100
+SHORT_RANGE_DAYS = 31  # "yesterday" .. "last month": the time is what the question is about
 
 
-def boost_dates(hits: list[Hit], query: str, today: date) -> list[Hit]:
+def _short(ranges: list[tuple[date, date]]) -> bool:
+    return all((end - start).days < SHORT_RANGE_DAYS for start, end in ranges)
+
+
+def boost_dates(
+    hits: list[Hit],
+    query: str,
+    today: date,
+    ranges: list[tuple[date, date]] | None = None,
+    relative: bool = False,
+) -> list[Hit]:
     """Daily logs of a time the query names ("in May 2023", "yesterday", "last week") move up: score +
-    DATE_BOOST * (1 - score). A boost, not a filter: the answer may sit in a note written later."""
-    ranges = date_ranges(query, today)
+    DATE_BOOST * (1 - score). A boost, not a filter: the answer may sit in a note written later. `ranges`:
+    the query's day ranges when the caller has them (read against `today` otherwise). A time said relative to
+    today ("what did we decide yesterday") is what the question is about, so it counts more
+    (RELATIVE_DATE_BOOST)."""
+    ranges = date_ranges(query, today) if ranges is None else ranges
     if not ranges:
         return hits
+    boost = RELATIVE_DATE_BOOST if relative else DATE_BOOST
     for hit in hits:
         if in_ranges(file_date(hit.row.path), ranges):
-            hit.score += DATE_BOOST * (1.0 - hit.score)
+            hit.score += boost * (1.0 - hit.score)
     return sort_hits(hits)
 
 
@@ -456,6 +480,76 @@ WINDOW_CANDIDATES = 30
 WINDOW_CANDIDATES_PER_RESULT = 3
 
 
+def top_count(limit: int) -> int:
+    """How many of the best fused candidates are re-scored (window blend) and calibrated."""
+    return max(WINDOW_CANDIDATES, WINDOW_CANDIDATES_PER_RESULT * limit)
+
+
+def window_vectors_of(store: IndexStore, rows: Sequence[SearchRow], cache: dict[str, np.ndarray] | None) -> dict:
+    """The rows' stored window vectors, read once per search (`cache` holds what was already read)."""
+    if cache is None:
+        return store.window_vectors([r.id for r in rows])
+    missing = [r.id for r in rows if r.id not in cache]
+    if missing:
+        cache.update(store.window_vectors(missing))
+    return cache
+
+
+def calibrate_hits(
+    store: IndexStore,
+    calibration: Calibration,
+    hits: list[Hit],
+    terms: Sequence[str],
+    name_missing: bool,
+    vector: np.ndarray,
+    ranges: list[tuple[date, date]],
+    forms: bool,
+    limit: int,
+    cache: dict[str, np.ndarray] | None = None,
+) -> list[Hit]:
+    """The best `top_count(limit)` hits, in the same order, each scored by its calibrated probability
+    (calibration.py) from what it holds itself: its best window's cosine, its keyword coverage, whether the
+    query names something the index never mentions, whether it is a log of a time the query names. The
+    fused score stays in `Hit.fused`. Later candidates are dropped: they are never shown."""
+    import numpy as np
+
+    top = hits[: top_count(limit)]
+    # a vector-side candidate's score already is its best window's cosine with this query vector (exact)
+    unscored = [h.row for h in top if h.vector_score <= 0.0]
+    vectors = window_vectors_of(store, unscored, cache) if unscored else {}
+    for hit in top:
+        row = hit.row
+        matrix = vectors.get(row.id) if hit.vector_score <= 0.0 else None
+        cosine = float(np.max(matrix @ vector)) if matrix is not None and len(matrix) else hit.vector_score
+        coverage = row.extra.get("coverage") if not row.extra.get("identifier") else None
+        if coverage is None:  # keyword rows of the OR query carry it already (the same terms and forms)
+            coverage = keyword_coverage(terms, with_context(path_context(row.path), row.text), forms)
+        dated = in_ranges(file_date(row.path), ranges)
+        hit.fused = hit.score
+        hit.score = calibration.probability(features(cosine, coverage, name_missing, dated))
+    return top
+
+
+def names_missing(store: IndexStore, query: str, terms: Sequence[str], forms: bool) -> bool:
+    """The query names something (a capitalised keyword past its first word) that no indexed chunk holds."""
+    names = named_terms(query, terms)
+    if not names:
+        return False
+    matches = [keyword_match(t, forms) for t in names]
+    return len(store.terms_present(matches)) < len(set(matches))
+
+
+def query_today(store: IndexStore, sources: Sequence[str], now_s: float, query: str) -> date:
+    """The day the query's relative times are read against: today, or the newest daily log's day when the
+    workspace is an archive (`dates.anchor_day`). The files are only listed when the query says such a time."""
+    today = datetime.fromtimestamp(now_s, timezone.utc).date()
+    if not relative_spans(query):
+        return today
+    days = [file_date(path) for source in sources for path in store.get_files(source)]
+    newest = max((d for d in days if d is not None and d <= today), default=None)
+    return anchor_day(today, newest)
+
+
 def _blend_windows(
     store: IndexStore,
     provider: EmbeddingProvider,
@@ -465,6 +559,7 @@ def _blend_windows(
     vector: np.ndarray | None,
     limit: int,
     trace: SearchTrace | None = None,
+    cache: dict[str, np.ndarray] | None = None,
 ) -> list[Hit]:
     """Hybrid min-max hits re-scored with their best window (window_blend.py), when windows are stored."""
     from mdrecall.indexing.sync import window_plan
@@ -474,8 +569,8 @@ def _blend_windows(
     plan = window_plan(provider)
     if weight <= 0 or plan is None or vector is None or not hits:
         return hits
-    rows = [h.row for h in hits[: max(WINDOW_CANDIDATES, WINDOW_CANDIDATES_PER_RESULT * limit)]]
-    vectors = store.window_vectors([r.id for r in rows])
+    rows = [h.row for h in hits[: top_count(limit)]]
+    vectors = window_vectors_of(store, rows, cache)
     weights = query_cfg.hybrid.normalized_weights()
     terms = expand_query_terms(query)
     held = store.terms_held([r.id for r in rows], terms)
@@ -542,16 +637,40 @@ def _merge_rows(first: list[SearchRow], extra: list[SearchRow]) -> list[SearchRo
 
 
 def _apply_min_score(
-    store: IndexStore, hits: list[Hit], threshold: float, query: str, model: str, sources: Sequence[str], limit: int
+    store: IndexStore,
+    hits: list[Hit],
+    threshold: float,
+    query: str,
+    model: str,
+    sources: Sequence[str],
+    limit: int,
+    relax: bool = True,
+    abstain_below: float = 0.0,
 ) -> tuple[list[Hit], bool]:
-    """Hits at or above minScore. Never silently empty: when none pass but chunks hold every keyword of the
-    query, those are kept (relaxed = True)."""
-    passing = [h for h in hits if h.score >= threshold]
-    if passing or not any(h.text_score > 0 for h in hits):
+    """Hits at or above minScore, none when the best is below `abstain_below`. With `relax` (no minScore set
+    by the caller or the config) never silently empty: when none pass but chunks hold every keyword of the
+    query, those are kept (relaxed = True). A minScore the caller set is a hard floor (`relax` False)."""
+    best = max((h.score for h in hits), default=0.0)
+    passing = [h for h in hits if h.score >= threshold] if best >= abstain_below else []
+    if passing or not relax or not any(h.text_score > 0 for h in hits):
         return passing, False
     strict = _all_keywords_ids(store, query, model, sources, limit)
     passing = [h for h in hits if h.text_score > 0 and h.row.id in strict]
     return passing, bool(passing)
+
+
+NOTHING = "nothing in memory matches"
+
+
+def empty_notice(hits: Sequence[Hit], threshold: float, abstain_below: float, calibrated: bool) -> str:
+    """Why a search answers nothing, in words an agent reads as "no memory" (not as an error)."""
+    if not hits:
+        return NOTHING
+    best = max(h.score for h in hits)
+    kind = "estimated chance" if calibrated else "score"
+    if best < abstain_below and threshold <= abstain_below:
+        return f"{NOTHING} (best {kind} {best:.3f}, below {abstain_below:g})"
+    return f"{NOTHING} minScore {threshold:g} (best {kind} {best:.3f})"
 
 
 def select_results(hits: list[Hit], query_cfg: QueryConfig, limit: int) -> list[Hit]:
@@ -578,20 +697,29 @@ def run_search(
     now: datetime | float | None = None,
     hybrid_keyword_query: Literal["and", "or"] | None = None,
     explain: bool = False,
+    default_min_score: float | None = None,
 ) -> SearchResponse:
     """Search the index: keyword side (+ identifier phrases) and vector side -> fusion (min-max, weighted or
-    RRF) -> date boost -> identifiers first -> temporal decay -> minScore -> MMR/limit -> citations.
+    RRF) -> date boost -> identifiers first -> temporal decay -> calibrated scores -> minScore / answer
+    floor -> MMR/limit -> citations.
 
     Returns `max_results` results (config `maxResults` by default): the injection budget is the QMD
     backend's (`apply_injection_budget`). The keyword side is the OR query (stop words dropped) unless
-    `query.hybrid.keywordQuery` (or `hybrid_keyword_query`) says "and". Never silently empty: when minScore
-    removes every hit but some chunks hold every keyword, those are returned and the response says so.
-    `citations` defaults to "off" so that library/CLI callers get plain snippets; the memory_search tool
-    passes the configured mode and its session key. `now` (tests fix it) anchors relative dates and decay.
-    `explain` gives each result the score after every stage (`SearchResult.explain`, retrieval/explain.py).
+    `query.hybrid.keywordQuery` (or `hybrid_keyword_query`) says "and". `citations` defaults to "off" so that
+    library/CLI callers get plain snippets; the memory_search tool passes the configured mode and its session
+    key. `now` (tests fix it) anchors relative dates and decay. `explain` gives each result the score after
+    every stage (`SearchResult.explain`, retrieval/explain.py).
+
+    Scores: with `query.scoring = "calibrated"` and a model that has a calibration (calibration.py), each
+    result's score is its estimated chance of holding the answer, whatever else was found; the order stays
+    the fusion's. A `min_score` given here (or `query.minScore` in the config) is a hard floor on it. Without
+    one, the floor is 0 with a calibration (`default_min_score`, the model's floor, or `query.minScore`'s
+    default without), the search answers nothing when its best result is below `query.abstainBelow` (the
+    calibration's by default), and the never-empty rule may show keyword matches below (relaxed, said so).
+    An empty answer carries the notice "nothing in memory matches".
     """
     limit = max_results if max_results is not None else query_cfg.max_results
-    threshold = min_score if min_score is not None else query_cfg.min_score
+    strict = min_score is not None or "min_score" in query_cfg.model_fields_set
     provider_name = provider.id if provider is not None else "none"
     cleaned = bound_query(query)  # at most MAX_QUERY_WORDS words: a long prompt costs a bounded time
     mode = _resolve_mode(provider, query_cfg, mode)
@@ -599,24 +727,35 @@ def run_search(
     if not cleaned:
         return SearchResponse([], provider_name, model, label, notice="empty query")
 
+    now_s = to_epoch(now)
+    today = query_today(store, sources, now_s, cleaned)
+    ranges = date_ranges(cleaned, today)
+    # a time of days or weeks said relative to today ("yesterday", "last week", "last month") is what the
+    # question is about: its logs are looked for deeper and boosted more, and its words ("last", "week") stay
+    # off the keyword side (a log saying "last night" is no better a match). Longer ones ("last year", "in the
+    # spring") are read as dates are: people also quote them ("we went on a road trip last year")
+    relative = bool(ranges) and bool(relative_spans(cleaned)) and _short(ranges)
     candidates = candidate_count(limit, query_cfg.hybrid.candidate_multiplier)
+    if relative:
+        candidates = max(candidates, DATED_CANDIDATES)
     expanded = mode == "keyword" or (hybrid_keyword_query or query_cfg.hybrid.keyword_query) == "or"
-    identifiers = query_identifiers(cleaned) if mode != "vector" else []
+    what = (without_relative_times(cleaned) or cleaned) if relative else cleaned
+    identifiers = query_identifiers(what) if mode != "vector" else []
     keyword: list[SearchRow] = []
     if mode != "vector":
-        keyword = _keyword_rows(store, cleaned, model, sources, candidates, expanded, query_cfg.word_forms)
+        keyword = _keyword_rows(store, what, model, sources, candidates, expanded, query_cfg.word_forms)
         keyword = _merge_rows(keyword, _identifier_rows(store, identifiers, model, sources, candidates))
     query_vector = _query_vector(provider, cleaned) if provider and mode != "keyword" else None
     if provider is not None and query_vector is not None:
         query_vector = center_query(provider, query_vector, centering_weight(provider, query_cfg.centering))
     vector = _vector_rows(store, query_vector, provider.model, sources, candidates) if provider else []
 
-    now_s = to_epoch(now)
+    windows: dict[str, np.ndarray] = {}
     hits = _fuse(store, query_cfg, mode, vector, keyword)
     trace = _start_trace(store, query_cfg, mode, vector, keyword, hits) if explain else None
     if mode == "hybrid" and provider is not None and query_cfg.hybrid.mode == "minmax" and store.fts.available:
-        hits = _blend_windows(store, provider, query_cfg, hits, cleaned, query_vector, limit, trace)
-    hits = boost_dates(hits, cleaned, datetime.fromtimestamp(now_s, timezone.utc).date())
+        hits = _blend_windows(store, provider, query_cfg, hits, what, query_vector, limit, trace, windows)
+    hits = boost_dates(hits, cleaned, today, ranges, relative=relative)
     if trace is not None:
         trace.stage("date", "date boost", hits, lambda h: "a daily log of a time the query names")
     hits = boost_identifiers(hits, identifiers)
@@ -633,28 +772,54 @@ def run_search(
                 "decay", "temporal decay", hits, lambda h: decay_detail(h, cfg.half_life_days, now_s, mtimes, cfg.floor)
             )
 
-    passing, relaxed = _apply_min_score(store, hits, threshold, cleaned, model, sources, candidates)
+    calibration = calibration_for(model, query_cfg.scoring, cleaned) if query_vector is not None else None
+    if calibration is not None and hits:
+        terms = expand_query_terms(what)
+        forms = query_cfg.word_forms
+        missing = names_missing(store, what, terms, forms)
+        hits = calibrate_hits(store, calibration, hits, terms, missing, query_vector, ranges, forms, limit, windows)
+        if trace is not None:
+            trace.stage("calibrated", "estimated chance", hits, lambda h: "the chance it holds the answer")
+    if min_score is not None:
+        threshold = min_score
+    elif strict or calibration is None:
+        threshold = query_cfg.min_score if strict or default_min_score is None else default_min_score
+    else:
+        threshold = 0.0
+    abstain = query_cfg.abstain_below
+    if abstain is None:
+        abstain = calibration.abstain_below if calibration is not None and not strict else 0.0
+    passing, relaxed = _apply_min_score(
+        store, hits, threshold, what, model, sources, candidates, relax=not strict, abstain_below=abstain
+    )
     if trace is not None:
-        why = f"below minScore {threshold:g}, kept: it holds every keyword" if relaxed else f">= minScore {threshold:g}"
+        floor = max(threshold, abstain)
+        why = f"below {floor:g}, kept: it holds every keyword" if relaxed else f">= minScore {threshold:g}"
         trace.stage("minScore", "minScore", passing, lambda h: why)
-    passing, rerank_notice = rerank_hits(query_cfg.rerank, cleaned, passing, identifiers)  # off by default
+    passing, rerank_notice = rerank_hits(  # off by default
+        query_cfg.rerank, cleaned, passing, identifiers, keep_scores=calibration is not None
+    )
     if trace is not None:
         trace.stage("rerank", "reranker", passing, lambda h: f"reranked ({query_cfg.rerank.weight:g} reranker weight)")
     kept = select_results(passing, query_cfg, limit)
     notice = None
     if relaxed:
+        floor = max(threshold, abstain)
         notice = (
-            f"no result reached minScore {threshold:g}; showing {len(kept)} keyword match"
-            f"{'es' if len(kept) != 1 else ''} below it"
+            f"no result reached {'minScore' if threshold >= abstain else 'the answer floor'} {floor:g}; "
+            f"relaxed: showing {len(kept)} keyword match{'es' if len(kept) != 1 else ''} below it"
         )
+    elif not kept:
+        notice = empty_notice(hits, threshold, abstain, calibration is not None)
     notice = join_notices(notice, rerank_notice, cut_notice(query))
-    terms = query_words(cleaned)
-    results = [_to_result(h, query_cfg.snippet_max_chars, mode, terms) for h in kept]
+    words = query_words(cleaned)
+    results = [_to_result(h, query_cfg.snippet_max_chars, mode, words) for h in kept]
     if trace is not None:
         for result, hit in zip(results, kept, strict=True):
             result.explain = trace.for_hit(hit)
     results = finish_results(results, citations_enabled(citations, session_key))
-    return SearchResponse(results, provider_name, model, label, notice=notice, relaxed=relaxed)
+    scoring = "calibrated" if calibration is not None else "fused"
+    return SearchResponse(results, provider_name, model, label, notice=notice, relaxed=relaxed, scoring=scoring)
 
 
 def _start_trace(

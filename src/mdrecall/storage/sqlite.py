@@ -1254,6 +1254,18 @@ class Store:
                 out[chunk_id] = np.frombuffer(b"".join(b for _, b in rows), dtype=np.float32).reshape(len(rows), -1)
         return out
 
+    def terms_present(self, matches: Sequence[str]) -> set[str]:
+        """The FTS5 match units (a quoted term, a prefix) that at least one indexed chunk holds: one MATCH
+        with LIMIT 1 each (no ranking). Without FTS5 every unit counts as present."""
+        if not self.fts.available:
+            return set(matches)
+        out: set[str] = set()
+        for match in dict.fromkeys(matches):
+            row = self.conn.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (match,)).fetchone()
+            if row is not None:
+                out.add(match)
+        return out
+
     def terms_held(self, chunk_ids: Sequence[str], terms: Sequence[str]) -> dict[str, set[str]]:
         """chunk id -> the FTS terms (already cut like the index) its indexed text holds, context included.
 

@@ -1,9 +1,19 @@
-"""Times named in a query ("in May 2023", "on 8 May", "2023-05-08", "yesterday", "last week", "last month").
+"""Times named in a query ("in May 2023", "on 8 May", "2023-05-08", "yesterday", "last week", "last March").
 
 `date_ranges(query, today)` returns the day ranges the query points at; search gives the daily logs of those
 days a boost (never a filter: the answer may sit in a note written later). Relative times are relative to
-`today`, which callers pass (tests fix it). A bare month name counts only after a preposition or next to a
-day or year ("in May", "May 8", "May 2023"), so "May I ask..." names no time.
+`today`, which callers pass (tests fix it); search passes `anchor_day(today, newest log)`, so in an archive
+(no log for more than `ARCHIVE_AFTER_DAYS`) "yesterday" is the day before its newest log. A bare month name
+counts only after a preposition or next to a day or year ("in May", "May 8", "May 2023"), so "May I ask..."
+names no time.
+
+Relative times understood: yesterday, the day before yesterday, today (this morning, tonight), this week,
+earlier this week, last week, this month, last month, this year, last year, N days / weeks / months ago
+(also "a couple of", "a few"), over / last / this weekend, last Friday (any weekday: its latest past day),
+last March (any month: its latest past month before this one), in / this / over the spring (summer, fall /
+autumn, winter: the latest season begun, meteorological, northern hemisphere) and last spring (the latest
+season ended). `relative_spans` gives where they sit, so search can keep words like "last" and "week" out of
+the keyword side.
 """
 
 from __future__ import annotations
@@ -31,9 +41,23 @@ _PATTERNS = [
     re.compile(rf"\b(?:in|during|of|since)\s+{_YEAR}\b", re.I),
 ]
 _DAYS_AGO = re.compile(
-    r"\b(?P<n>\d{1,3}|a|one|two|three|four|five|six|seven)\s+(?P<unit>days?|weeks?|months?)\s+ago\b", re.I
+    r"\b(?P<n>\d{1,3}|a|one|two|three|four|five|six|seven|a\s+couple\s+of|a\s+few|few)\s+(?P<unit>days?|weeks?|months?)"
+    r"\s+ago\b",
+    re.I,
 )
-_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "few": 3}
+_WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_LAST_WEEKDAY = re.compile(r"\b(?:last|on|this\s+past|past)\s+(?P<day>" + "|".join(_WEEKDAYS) + r")\b", re.I)
+_LAST_MONTH_NAME = re.compile(
+    r"\blast\s+(?P<month>" + "|".join(name.lower() for name in calendar.month_name if name) + r")\b", re.I
+)
+_SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}  # first month (meteorological)
+_SEASON = re.compile(
+    r"\b(?P<which>in\s+the|from\s+the|this\s+past|this|over\s+the|during\s+the|last)\s+(?P<season>spring|summer|fall|autumn|winter)\b",
+    re.I,
+)
+_WEEKEND = re.compile(r"\b(?:over|on|during|at)\s+the\s+weekend\b|\b(?:last|this|past)\s+weekend\b", re.I)
+ARCHIVE_AFTER_DAYS = 30
 
 
 def _month_range(year: int, month: int) -> DateRange:
@@ -78,38 +102,135 @@ def _months_back(today: date, n: int) -> DateRange:
     return _month_range(month_index // 12, month_index % 12 + 1)
 
 
-def _relative(query: str, today: date) -> list[DateRange]:
-    q = query.lower()
-    out: list[DateRange] = []
+def _season(year: int, first_month: int) -> DateRange:
+    """The season starting in `first_month` of `year` (winter runs into the next year)."""
+    if first_month == 12:
+        return date(year, 12, 1), date(year + 1, 3, 1) - timedelta(days=1)
+    return date(year, first_month, 1), _month_range(year, first_month + 2)[1]
+
+
+def _latest_season(today: date, first_month: int, ended: bool) -> DateRange:
+    """The latest season of that name begun on or before today (`ended`: the latest one over before today)."""
+    for year in (today.year, today.year - 1, today.year - 2):
+        start, end = _season(year, first_month)
+        if (end < today) if ended else (start <= today):
+            return start, end
+    return _season(today.year - 2, first_month)
+
+
+def _weekday_before(today: date, weekday: int) -> date:
+    return today - timedelta(days=(today.weekday() - weekday - 1) % 7 + 1)
+
+
+_SIMPLE: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b", re.I), "day_before_yesterday"),
+    (re.compile(r"\byesterday\b", re.I), "yesterday"),
+    (re.compile(r"\b(?:today|this\s+morning|tonight|this\s+evening|this\s+afternoon)\b", re.I), "today"),
+    (re.compile(r"\blast\s+week\b|\bthe\s+week\s+before\b", re.I), "last_week"),
+    (re.compile(r"\bearlier\s+this\s+week\b", re.I), "earlier_this_week"),
+    (re.compile(r"\bthis\s+week\b", re.I), "this_week"),
+    (re.compile(r"\blast\s+month\b", re.I), "last_month"),
+    (re.compile(r"\bthis\s+month\b", re.I), "this_month"),
+    (re.compile(r"\blast\s+year\b", re.I), "last_year"),
+    (re.compile(r"\bthis\s+year\b", re.I), "this_year"),
+]
+
+
+def _simple_range(kind: str, today: date) -> DateRange:
     monday = today - timedelta(days=today.weekday())
-    if re.search(r"\bday before yesterday\b", q):
-        out.append((today - timedelta(days=2),) * 2)  # type: ignore[arg-type]
-    elif re.search(r"\byesterday\b", q):
-        out.append((today - timedelta(days=1),) * 2)  # type: ignore[arg-type]
-    if re.search(r"\b(today|this morning|tonight|this evening)\b", q):
-        out.append((today, today))
-    if re.search(r"\blast week\b", q):
-        out.append((monday - timedelta(days=7), monday - timedelta(days=1)))
-    if re.search(r"\bthis week\b", q):
-        out.append((monday, today))
-    if re.search(r"\blast month\b", q):
-        out.append(_months_back(today, 1))
-    if re.search(r"\bthis month\b", q):
-        out.append((today.replace(day=1), today))
-    if re.search(r"\blast year\b", q):
-        out.append((date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)))
-    for m in _DAYS_AGO.finditer(q):
-        n = int(m["n"]) if m["n"].isdigit() else _NUMBERS[m["n"]]
-        unit = m["unit"].rstrip("s")
+    if kind == "day_before_yesterday":
+        return today - timedelta(days=2), today - timedelta(days=2)
+    if kind == "yesterday":
+        return today - timedelta(days=1), today - timedelta(days=1)
+    if kind == "today":
+        return today, today
+    if kind == "last_week":
+        return monday - timedelta(days=7), monday - timedelta(days=1)
+    if kind == "earlier_this_week":
+        return monday, max(monday, today - timedelta(days=1))
+    if kind == "this_week":
+        return monday, today
+    if kind == "last_month":
+        return _months_back(today, 1)
+    if kind == "this_month":
+        return today.replace(day=1), today
+    if kind == "last_year":
+        return date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)
+    return date(today.year, 1, 1), today  # this_year
+
+
+def _relative_matches(query: str, today: date) -> list[tuple[tuple[int, int], DateRange]]:
+    """Each relative time of the query: (its span in the query, its day range). A span inside a longer one
+    ("the day before yesterday" holds "yesterday") is read once, as the longer one."""
+    found: list[tuple[tuple[int, int], DateRange]] = []
+
+    def add(span: tuple[int, int], rng: DateRange) -> None:
+        if any(s <= span[0] and span[1] <= e for (s, e), _ in found):
+            return
+        found.append((span, rng))
+
+    for pattern, kind in _SIMPLE:
+        for m in pattern.finditer(query):
+            add(m.span(), _simple_range(kind, today))
+    for m in _DAYS_AGO.finditer(query):
+        word = " ".join(m["n"].lower().split())
+        n = int(word) if word.isdigit() else _NUMBERS.get(word.removeprefix("a ").removesuffix(" of"), 2)
+        if word in ("a couple of", "couple of"):
+            n = 2
+        unit = m["unit"].lower().rstrip("s")
         if unit == "day":
             d = today - timedelta(days=n)
-            out.append((d - timedelta(days=1), d + timedelta(days=1)))
+            add(m.span(), (d - timedelta(days=1), d + timedelta(days=1)))
         elif unit == "week":
             d = today - timedelta(weeks=n)
-            out.append((d - timedelta(days=3), d + timedelta(days=3)))
+            add(m.span(), (d - timedelta(days=3), d + timedelta(days=3)))
         else:
-            out.append(_months_back(today, n))
-    return out
+            add(m.span(), _months_back(today, n))
+    for m in _WEEKEND.finditer(query):
+        saturday = _weekday_before(today + timedelta(days=1), 5)  # today when it is a Saturday
+        if today.weekday() == 6:
+            saturday = today - timedelta(days=1)
+        add(m.span(), (saturday, saturday + timedelta(days=1)))
+    for m in _LAST_WEEKDAY.finditer(query):
+        day = _weekday_before(today, _WEEKDAYS[m["day"].lower()])
+        add(m.span(), (day, day))
+    for m in _LAST_MONTH_NAME.finditer(query):
+        month = _MONTHS[m["month"].lower()]
+        year = today.year if month < today.month else today.year - 1
+        add(m.span(), _month_range(year, month))
+    for m in _SEASON.finditer(query):
+        which = " ".join(m["which"].lower().split())
+        ended = which in ("last", "this past")  # "last spring": the latest one over; "in the spring": begun
+        add(m.span(), _latest_season(today, _SEASONS[m["season"].lower()], ended))
+    return found
+
+
+def _relative(query: str, today: date) -> list[DateRange]:
+    return [rng for _, rng in _relative_matches(query, today)]
+
+
+def relative_spans(query: str) -> list[tuple[int, int]]:
+    """Where the query's relative times sit (their words say when, not what: search keeps them off the
+    keyword side). Absolute dates stay: indexed logs carry their date as text."""
+    return sorted(span for span, _ in _relative_matches(query or "", date(2000, 6, 15)))
+
+
+def without_relative_times(query: str) -> str:
+    """The query with its relative times cut out ("what did we decide last week" -> "what did we decide")."""
+    out, last = [], 0
+    for start, end in relative_spans(query):
+        out.append(query[last:start])
+        last = end
+    out.append(query[last:])
+    return " ".join("".join(out).split())
+
+
+def anchor_day(today: date, newest_log: date | None) -> date:
+    """The day relative times are read against: today, or the newest daily log's day in an archive (no log
+    written in the last ARCHIVE_AFTER_DAYS days, as a finished project or an imported chat history)."""
+    if newest_log is not None and (today - newest_log).days > ARCHIVE_AFTER_DAYS:
+        return newest_log
+    return today
 
 
 def date_ranges(query: str, today: date) -> list[DateRange]:

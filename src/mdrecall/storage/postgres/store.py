@@ -501,6 +501,26 @@ class PgStore:
             grouped.setdefault(chunk_id, []).append(np.asarray(values, dtype=np.float32))
         return {key: np.stack(vectors) for key, vectors in grouped.items() if len({v.shape for v in vectors}) == 1}
 
+    def terms_present(self, matches: Sequence[str]) -> set[str]:
+        """The FTS5-style match units (a quoted term, a prefix) that at least one chunk of this generation
+        holds (as `Store.terms_present`)."""
+        out: set[str] = set()
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return out
+            for match in dict.fromkeys(matches):
+                query = translate(match)
+                if query.tsquery is None:
+                    continue
+                row = conn.execute(
+                    "SELECT 1 FROM mdrecall_chunks WHERE generation = %s AND tsv @@ %s::tsquery LIMIT 1",
+                    (gen, query.tsquery),
+                ).fetchone()
+                if row is not None:
+                    out.add(match)
+        return out
+
     def terms_held(self, chunk_ids: Sequence[str], terms: Sequence[str]) -> dict[str, set[str]]:
         """chunk id -> the query terms its indexed text (context included) holds (as `Store.terms_held`)."""
         ids = list(dict.fromkeys(chunk_ids))

@@ -1,0 +1,111 @@
+"""The dates people say: relative times resolved against today for one's own notes and against the newest log
+for an archive; the logs of that time come first. Through the date reader, the library and the CLI."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mdrecall.cli.app import app
+from mdrecall.text.dates import anchor_day, date_ranges, relative_spans, without_relative_times
+
+from .conftest import write
+
+WED = date(2026, 6, 17)  # a Wednesday
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("what did we decide yesterday", (date(2026, 6, 16), date(2026, 6, 16))),
+        ("what happened today", (WED, WED)),
+        ("the day before yesterday", (date(2026, 6, 15), date(2026, 6, 15))),
+        ("what did we do last week", (date(2026, 6, 8), date(2026, 6, 14))),
+        ("earlier this week", (date(2026, 6, 15), date(2026, 6, 16))),
+        ("budget this month", (date(2026, 6, 1), WED)),
+        ("what did we decide last March", (date(2026, 3, 1), date(2026, 3, 31))),
+        ("plans in the spring", (date(2026, 3, 1), date(2026, 5, 31))),
+        ("what we did last summer", (date(2025, 6, 1), date(2025, 8, 31))),
+        ("notes from the winter", (date(2025, 12, 1), date(2026, 2, 28))),
+        ("two weeks ago", (date(2026, 5, 31), date(2026, 6, 6))),
+        ("a couple of weeks ago", (date(2026, 5, 31), date(2026, 6, 6))),
+        ("a few days ago", (date(2026, 6, 13), date(2026, 6, 15))),
+        ("what happened over the weekend", (date(2026, 6, 13), date(2026, 6, 14))),
+        ("last Friday", (date(2026, 6, 12), date(2026, 6, 12))),
+        ("in 2024", (date(2024, 1, 1), date(2024, 12, 31))),
+        ("last year", (date(2025, 1, 1), date(2025, 12, 31))),
+    ],
+)
+def test_the_times_people_say(query: str, expected: tuple[date, date]) -> None:
+    assert date_ranges(query, WED) == [expected]
+
+
+def test_last_march_in_march_is_a_year_ago_and_weekends_from_a_sunday() -> None:
+    assert date_ranges("last March", date(2026, 3, 20)) == [(date(2025, 3, 1), date(2025, 3, 31))]
+    assert date_ranges("over the weekend", date(2026, 6, 14)) == [(date(2026, 6, 13), date(2026, 6, 14))]
+    assert date_ranges("last weekend", date(2026, 6, 15)) == [(date(2026, 6, 13), date(2026, 6, 14))]
+    assert date_ranges("May I ask", WED) == [] and date_ranges("the last step", WED) == []
+
+
+def test_relative_words_are_kept_off_the_keyword_side() -> None:
+    assert without_relative_times("what did we decide about the budget last week?") == (
+        "what did we decide about the budget ?"
+    )
+    assert without_relative_times("deploy notes from 2023-05-08") == "deploy notes from 2023-05-08"
+    assert relative_spans("the day before yesterday") == [(0, 24)]
+
+
+def test_an_archive_is_read_against_its_newest_log() -> None:
+    assert anchor_day(WED, date(2026, 6, 16)) == WED  # own notes: today
+    assert anchor_day(date(2027, 2, 3), date(2026, 6, 16)) == date(2026, 6, 16)  # an archive: its newest log
+    assert anchor_day(WED, None) == WED
+
+
+def _team_logs(ws: Path, newest: date) -> None:
+    """Budget talk on many days; each log also says a time word in passing, as real notes do."""
+    write(ws, f"memory/{newest.isoformat()}.md", "# standup\n\n- the budget review: cloud capped at 9k\n")
+    write(ws, f"memory/{(newest - timedelta(days=1)).isoformat()}.md", "- budget: travel approved for 3 people\n")
+    for back in (9, 16, 40, 75, 120):
+        day = newest - timedelta(days=back)
+        write(ws, f"memory/{day.isoformat()}.md", f"- budget: {back} services moved to sampling, as said last week\n")
+    for back in (3, 5, 12, 20, 30, 50, 60, 90):  # other talk, so that "budget" says something
+        day = newest - timedelta(days=back)
+        write(ws, f"memory/{day.isoformat()}.md", f"- release {back}.1 ships today with the export screen\n")
+
+
+def test_yesterday_and_last_week_find_their_logs_in_an_archive(tmp_path: Path, make_index) -> None:
+    from mdrecall.retrieval.search import run_search
+
+    ws = tmp_path / "ws"
+    newest = date(2026, 6, 17)
+    _team_logs(ws, newest)
+    index = make_index(ws, None)
+    index.sync()
+
+    def top(query: str, now: date) -> str:
+        at = datetime(now.year, now.month, now.day, 12, tzinfo=timezone.utc)
+        response = run_search(index.store, None, "fts-only", index.config.query, query, ["memory"], 3, 0.0, now=at)
+        return response.results[0].path
+
+    for now in (newest, date(2027, 2, 3)):  # own notes, then the same notes months later (an archive)
+        assert top("what did we decide about the budget yesterday", now) == "memory/2026-06-16.md"
+        assert top("budget notes from last week", now) == "memory/2026-06-08.md"
+        assert top("the budget today", now) == "memory/2026-06-17.md"
+
+
+def test_cli_what_did_we_decide_yesterday(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    today = date.today()
+    _team_logs(ws, today)
+    write(ws, "mdrecall.toml", 'provider = "none"\n')
+    runner = CliRunner()
+    args = ["--workspace", str(ws), "--state-dir", str(tmp_path / "state")]
+    result = runner.invoke(app, [*args, "search", "what did we decide about the budget yesterday", "--json"])
+    assert result.exit_code == 0, result.output
+    import json
+
+    paths = [r["path"] for r in json.loads(result.stdout)]
+    assert paths[0] == f"memory/{(today - timedelta(days=1)).isoformat()}.md"
