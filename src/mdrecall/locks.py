@@ -48,6 +48,18 @@ def file_lock(path: str | os.PathLike[str], timeout: float | None = None) -> Ite
 
 
 @contextlib.contextmanager
+def directory_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive lock on an existing folder (no file is created in it) for the block: what every
+    process that changes a file of that folder takes, whoever it serves (the facts.md of a workspace)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        with locked_fd(fd):
+            yield
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
 def locked_fd(fd: int) -> Iterator[None]:
     """Hold an exclusive lock on an open file (an append to a file others append to) for the block."""
     if fcntl is None:  # pragma: no cover

@@ -20,9 +20,12 @@ unavailable), and every tool declares an output schema matching its structured c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hmac
+import io
 import json
 import os
+import re
 import secrets
 import sys
 import time
@@ -35,6 +38,7 @@ from mdrecall.agents.tools import OUTPUT_SCHEMAS, MemoryTools
 from mdrecall.backends import MemoryBackend, open_backend
 from mdrecall.config.settings import Settings
 from mdrecall.errors import ConfigError, MdrecallError
+from mdrecall.text.bounds import invalid_text_field, invalid_text_message, is_valid_text
 
 try:  # the SDK is a core dependency; a broken install gets one line from main(), not a traceback
     import anyio
@@ -93,9 +97,20 @@ def build_server(tools: MemoryTools | Any) -> Any:
 
     async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
         arguments = dict(params.arguments or {})
-        result = await anyio.to_thread.run_sync(tools.call, params.name, arguments)
+        invalid = (params.meta or {}).get(INVALID_TEXT_META)
+        if invalid:  # marked by repair_invalid_text: the client sent a lone surrogate here
+            result: dict[str, Any] = {
+                "error": invalid_text_message(str(invalid)),
+                "action": f"call {params.name} again with valid text",
+            }
+        else:
+            result = await anyio.to_thread.run_sync(tools.call, params.name, arguments)
+        text = json.dumps(result, ensure_ascii=False)
+        if not is_valid_text(text):  # a reply that cannot be sent as UTF-8 would never reach the client
+            result = {"error": invalid_text_message("the reply"), "action": "call the tool again with valid text"}
+            text = json.dumps(result, ensure_ascii=False)
         return mcp_types.CallToolResult(
-            content=[mcp_types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+            content=[mcp_types.TextContent(type="text", text=text)],
             structured_content=result,
             is_error=is_error_result(params.name, result, tools.extra_names),
         )
@@ -157,7 +172,8 @@ def read_token(token_file: str | os.PathLike[str] | None) -> str | None:
 
 
 async def serve_stdio(server: Any) -> None:
-    async with stdio_server() as (read_stream, write_stream):
+    stdin = _ValidTextLines(anyio.wrap_file(_StdinText(sys.stdin.buffer, encoding="utf-8", errors="replace")))
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
@@ -176,6 +192,64 @@ def start_warm_server(settings: Settings, index: MemoryBackend, tools: Any) -> A
     except (MdrecallError, OSError) as err:
         print(f"mdrecall: warm server off: {err}", file=sys.stderr, flush=True)
         return None
+
+
+class _StdinText(io.TextIOWrapper):
+    """stdin as UTF-8 text whose close never closes the process's own stdin buffer."""
+
+    def close(self) -> None:
+        with contextlib.suppress(ValueError):
+            self.detach()
+
+
+class _ValidTextLines:
+    """The lines of a stdio stream, each passed through `repair_invalid_text` (see there)."""
+
+    def __init__(self, lines: Any) -> None:
+        self._lines = lines
+
+    def __aiter__(self) -> Any:
+        return self._repaired()
+
+    async def _repaired(self) -> Any:
+        async for line in self._lines:
+            yield repair_invalid_text(line)
+
+
+INVALID_TEXT_META = "mdrecall/invalidText"
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def repair_invalid_text(line: str) -> str:
+    """A JSON-RPC line whose strings hold lone surrogates (JSON `"\\ud800"`) made parseable: the SDK's parser
+    refuses such a line and no reply is ever sent. The surrogates become U+FFFD and a tool call is marked
+    (`_meta`), so that it is answered with an error naming the argument instead."""
+    if "\\u" not in line:
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line
+    bad = invalid_text_field(message)
+    if not bad or not isinstance(message, dict):
+        return line
+    params = message.get("params")
+    if message.get("method") == "tools/call" and isinstance(params, dict):
+        field = invalid_text_field(params.get("arguments"), "arguments") or "the tool name"
+        message = _without_surrogates(message)
+        message["params"].setdefault("_meta", {})[INVALID_TEXT_META] = field
+        return json.dumps(message)
+    return json.dumps(_without_surrogates(message))
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    return value
 
 
 def run_stdio(settings: Settings) -> None:

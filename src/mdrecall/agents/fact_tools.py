@@ -18,6 +18,7 @@ from typing import Any
 from mdrecall.errors import MdrecallError
 from mdrecall.facts.model import CATEGORIES
 from mdrecall.facts.store import FactStore, format_memories
+from mdrecall.text.bounds import invalid_text_field, invalid_text_message
 
 MEMORY_STORE = "memory_store"
 MEMORY_RECALL = "memory_recall"
@@ -107,8 +108,16 @@ class FactTools:
             args = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else (arguments or {})
             if not isinstance(args, Mapping):
                 raise MdrecallError("arguments must be a JSON object")
+            bad = invalid_text_field(args)
+            if bad:
+                raise MdrecallError(invalid_text_message(bad))
             with self._lock:
-                return handler(dict(args))
+                result = handler(dict(args))
+                problems = self.store.warnings
+            if problems:
+                more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+                result["warning"] = "; ".join(problems[:3]) + more
+            return result
         except (MdrecallError, ValueError, TypeError) as err:
             return {"error": str(err), "action": f"call {name} again with valid arguments"}
         except Exception as err:  # an agent cannot catch exceptions: report, do not raise

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from mdrecall.backends.base import MemoryBackend
 from mdrecall.errors import MdrecallError, PathRefusedError
 from mdrecall.retrieval.ranking import citations_enabled
+from mdrecall.text.bounds import invalid_text_field, invalid_text_message, is_valid_text
 
 MEMORY_SEARCH = "memory_search"
 MEMORY_GET = "memory_get"
@@ -258,6 +259,8 @@ def _as_score(value: Any, name: str) -> float | None:
 def _as_text(value: Any, name: str, example: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise _BadArgument(f"{name} is required and must be a non-empty string (e.g. {example})")
+    if not is_valid_text(value):
+        raise _BadArgument(invalid_text_message(name))
     return value
 
 
@@ -388,6 +391,9 @@ class MemoryTools:
             args = _parse_arguments(arguments)
         except _BadArgument as err:
             return self._bad_arguments(name, str(err), {})
+        bad = invalid_text_field(args)
+        if bad:  # a lone surrogate: answered in one line that does not repeat it (it cannot be sent back)
+            return self._bad_arguments(name, invalid_text_message(bad), {})
         return handler(args)
 
     def call_json(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
@@ -396,7 +402,7 @@ class MemoryTools:
 
     def _bad_arguments(self, name: str, message: str, args: Mapping[str, Any]) -> dict[str, Any]:
         if name == MEMORY_GET:
-            path = args.get("path") if isinstance(args.get("path"), str) else ""
+            path = args.get("path") if isinstance(args.get("path"), str) and is_valid_text(args["path"]) else ""
             return {
                 "path": path,
                 "text": "",
@@ -506,10 +512,10 @@ class MemoryTools:
             return self._bad_arguments(MEMORY_GET, str(err), args)
         if not self.enabled:
             return {"path": path, "text": "", **_disabled()}
-        with self._lock:
-            return self._get_locked(path, from_line, lines)
+        # no lock: a file read must never hold up searches (it reads regular files only, at most MAX_GET_BYTES)
+        return self._read(path, from_line, lines)
 
-    def _get_locked(self, path: str, from_line: int | None, lines: int | None) -> dict[str, Any]:
+    def _read(self, path: str, from_line: int | None, lines: int | None) -> dict[str, Any]:
         try:
             return dict(self.index.read_file(path, from_line=from_line, lines=lines))
         except PathRefusedError as err:

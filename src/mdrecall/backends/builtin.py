@@ -23,7 +23,16 @@ from mdrecall.documents.sessions import (
     resolve_session_path,
     transcript_text,
 )
-from mdrecall.documents.workspace import MemoryFile, MemoryWalk, line_range_text, list_memory_files, resolve_memory_path
+from mdrecall.documents.workspace import (
+    MemoryFile,
+    MemoryWalk,
+    bounded_text,
+    escaped,
+    list_memory_files,
+    read_memory_lines,
+    read_regular_bytes,
+    resolve_memory_path,
+)
 from mdrecall.embeddings.base import EmbeddingProvider
 from mdrecall.embeddings.factory import ProviderResult, ProviderSwitchedError, create_provider
 from mdrecall.errors import (
@@ -31,7 +40,6 @@ from mdrecall.errors import (
     IndexBusyError,
     IndexWriteError,
     MdrecallError,
-    PathRefusedError,
     WorkspaceError,
     describe_os_error,
 )
@@ -171,7 +179,7 @@ class MemoryIndex:
     def _check_owner(self, store: Store) -> None:
         """An index serves the workspace it was built from; another workspace must never resync (empty) it."""
         owner = store.read_meta_value(WORKSPACE_META_KEY)
-        mine = str(self.settings.workspace)
+        mine = escaped(self.settings.workspace)  # as text: a folder name may hold bytes that are not UTF-8
         if owner and owner != mine:
             if store is self._store:
                 self._release_store()
@@ -368,7 +376,7 @@ class MemoryIndex:
             self._mark_sessions_synced(writer, sessions)
             with writer.transaction():
                 writer.write_meta_value("last_sync", json.dumps({"at": int(time.time() * 1000), "reason": reason}))
-                writer.write_meta_value(WORKSPACE_META_KEY, str(self.settings.workspace))
+                writer.write_meta_value(WORKSPACE_META_KEY, escaped(self.settings.workspace))
             self.last_sync = report
             return report
         finally:
@@ -616,15 +624,10 @@ class MemoryIndex:
             abs_path = resolve_session_path(self.settings.sessions_dir, rel_path)
         else:
             abs_path = resolve_memory_path(self.settings.workspace, rel_path, self.config.extra_paths)
-        try:
-            raw = abs_path.read_bytes()
-        except FileNotFoundError:
-            raise MdrecallError(f"memory file not found: {rel_path}") from None
-        except IsADirectoryError:
-            raise PathRefusedError(f"path refused: {rel_path} is a directory") from None
         if session:  # a transcript: its indexed, redacted text, never the raw JSONL lines
-            return {"path": rel_path.strip(), "text": transcript_text(raw, from_line, lines)}
-        return {"path": rel_path.strip(), "text": line_range_text(raw, from_line, lines)}
+            raw = read_regular_bytes(abs_path, rel_path, self.config.max_file_bytes)  # larger ones are not indexed
+            return {"path": rel_path.strip(), **bounded_text(transcript_text(raw, from_line, lines))}
+        return read_memory_lines(abs_path, rel_path, from_line, lines)  # regular files only, bounded
 
     # -- status ------------------------------------------------------------------------------------
 

@@ -331,6 +331,15 @@ class PostgresIndex(MemoryIndex):
                 (index_id,),
             )
 
+    def has_index(self) -> bool:
+        """With the server down, whether it holds an index cannot be known: say yes, so that `status` reports
+        the server down instead of trying to build an index there first."""
+        try:
+            return super().has_index()
+        except _unavailable_types():
+            self._reset_pool()
+            return True
+
     def is_dirty(self) -> bool:
         """With the server down nothing can be synced: not dirty (the search falls back and says so)."""
         try:

@@ -31,12 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 from mdrecall.config.settings import QmdConfig, QmdScopeConfig, parse_duration_ms
 from mdrecall.documents.sessions import list_session_files, parse_transcript
+from mdrecall.documents.workspace import read_memory_lines
 from mdrecall.errors import MdrecallError, PathRefusedError
 from mdrecall.files import make_private_dirs, write_atomic
 from mdrecall.locks import file_lock
 from mdrecall.retrieval.ranking import citations_enabled
 from mdrecall.retrieval.results import merge_overlapping_results
 from mdrecall.retrieval.search import SearchResponse, SearchResult, finish_results
+from mdrecall.text.bounds import bound_query
 
 if TYPE_CHECKING:
     from mdrecall.config.settings import Settings
@@ -517,7 +519,7 @@ class QmdBackend:
         if not scope_allows(self.cfg.scope, session_key):
             notice = "qmd results are not allowed in this chat (memory.qmd.scope)"
             return SearchResponse([], "qmd", mode, label, notice=notice, backend="qmd")
-        cleaned = (query or "").strip()
+        cleaned = bound_query(query)  # the same bound as the builtin search (mdrecall.text.bounds)
         if not cleaned:
             return SearchResponse([], "qmd", mode, label, notice="empty query", backend="qmd")
         if self._missing:
@@ -607,17 +609,7 @@ class QmdBackend:
         if lines is not None and lines < 1:
             raise MdrecallError("lines must be >= 1")
         raw = (rel_path or "").strip()
-        abs_path = self._resolve(raw)
-        try:
-            text = abs_path.read_bytes().decode("utf-8", errors="replace")
-        except FileNotFoundError:
-            raise MdrecallError(f"memory file not found: {raw}") from None
-        if from_line is None and lines is None:
-            return {"path": raw, "text": text}
-        all_lines = text.split("\n")
-        start = (from_line or 1) - 1
-        end = len(all_lines) if lines is None else start + lines
-        return {"path": raw, "text": "\n".join(all_lines[start:end])}
+        return read_memory_lines(self._resolve(raw), raw, from_line, lines)  # regular files only, bounded
 
     def _resolve(self, raw: str) -> Path:
         if any(bad in raw for bad in ("\0", "\\", "%")):

@@ -7,6 +7,7 @@ code 1, never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ from mdrecall.config.settings import Settings
 from mdrecall.errors import IndexWriteError, MdrecallError, describe_os_error
 from mdrecall.indexing.sync import SyncReport
 from mdrecall.retrieval.rerank import describe as describe_rerank
+from mdrecall.text.bounds import is_valid_text
 
 app = typer.Typer(
     add_completion=False,
@@ -333,11 +335,35 @@ def get(
             print_json(result)
         else:
             sys.stdout.write(result["text"] + ("" if result["text"].endswith("\n") else "\n"))
+            if result.get("notice"):  # cut at the size bound: say where to continue
+                warn(result["notice"].replace("memory_get again with from=", "mdrecall get again with --from "))
 
     _run(ctx, body)
 
 
+def _server_down(status: dict[str, Any]) -> str | None:
+    """The one line saying the index server is unreachable (status then exits 1), or None."""
+    server = status.get("postgres") or {}
+    return server.get("error") if server.get("available") is False else None
+
+
+def _offline_searches(fallback: str) -> str:
+    if fallback == "none":
+        return "fail until the server is back (store.postgres.fallback = none)"
+    return f"answered by the local fallback index ({fallback}) until the server is back"
+
+
 def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]:
+    down = _server_down(status)
+    if down:  # nothing about the index can be read: what is known, and why
+        return [
+            ("backend", status["backend"]),
+            ("server", f"DOWN ({status['postgres']['server']})"),
+            ("error", down),
+            ("searches", _offline_searches(status["postgres"]["fallback"])),
+            ("provider", status["provider"]),
+            ("workspace", status["workspaceDir"]),
+        ]
     vector = status["vector"]
     provider = f"{status['provider']} (requested {status['requestedProvider']})"
     rows = [
@@ -512,6 +538,8 @@ def status(
             width = max(len(key) for key, _ in rows)
             for key, value in rows:
                 say(out, f"{key.ljust(width)}  {value}")
+        if _server_down(info):
+            raise typer.Exit(code=1)  # shown above; scripts see it in the exit code too
         failed = _failed_probes(info)
         if failed:
             fail("status --deep: probe failed: " + "; ".join(failed))
@@ -658,11 +686,32 @@ register_trust_command(app)  # trust: see cli/trust.py
 
 def main() -> None:
     """Console-script entry point: usage mistakes too end with one line on stderr and exit code 1."""
+    invalid = invalid_argument(sys.argv[1:])
+    if invalid:
+        say(err, ("error: ", "bold red"), invalid)
+        sys.exit(1)
     try:
         code = app(standalone_mode=False)
     except Exception as exc:
         sys.exit(_usage_exit(exc))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+# Options whose value is a file or folder name: on POSIX a name may hold bytes that are not UTF-8.
+PATH_OPTIONS = frozenset({"--workspace", "-w", "--state-dir", "--config", "-c", "--db", "--settings", "--mcp-file"})
+
+
+def invalid_argument(argv: list[str]) -> str | None:
+    """One line naming the first argument that is not valid UTF-8 text (Python holds undecodable bytes as
+    surrogates, which nothing downstream can encode), or None. Values of path options may hold any bytes."""
+    previous = ""
+    for number, arg in enumerate(argv, 1):
+        option = arg.split("=", 1)[0] if arg.startswith("--") and "=" in arg else None
+        if previous not in PATH_OPTIONS and option not in PATH_OPTIONS and not is_valid_text(arg):
+            shown = os.fsencode(arg).decode("utf-8", "backslashreplace")
+            return f"argument {number} ({shown}) is not valid UTF-8 text; mdrecall reads arguments as UTF-8"
+        previous = arg
+    return None
 
 
 def _usage_exit(exc: Exception) -> int:
@@ -674,6 +723,10 @@ def _usage_exit(exc: Exception) -> int:
     if name == "Abort":
         say(err, "interrupted")
         return 130
+    if isinstance(exc, UnicodeError):  # text that is not UTF-8 (stdin, a file name): one line, not a traceback
+        reason = getattr(exc, "reason", type(exc).__name__)
+        say(err, ("error: ", "bold red"), f"input is not valid UTF-8 text ({reason})")
+        return 1
     if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
         ctx = getattr(exc, "ctx", None)
         command = ctx.command_path.partition(" ")[2] if ctx is not None else ""

@@ -43,6 +43,8 @@ def _with_store(ctx: typer.Context, body: Callable[[Any], None]) -> None:
         require_lancedb()
         with FactStore(settings_from(ctx)) as store:
             body(store)
+            for warning in store.warnings:  # lines of facts.md that cannot be read: kept, and said once
+                sys.stderr.write(f"warning: {warning}\n")
     except MdrecallError as err:
         fail(str(err))
 

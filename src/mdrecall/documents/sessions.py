@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mdrecall.documents.chunking import hash_text
+from mdrecall.text.bounds import without_nul
 from mdrecall.text.redact import redact
 
 logger = logging.getLogger(__name__)
@@ -118,7 +119,7 @@ def parse_transcript(raw: bytes | str, *, redact_secrets: bool = True) -> Sessio
         if text_line is not None:
             lines.append(text_line)
             line_map.append(line_no)
-    text = "\n".join(lines)
+    text = without_nul("\n".join(lines))  # a JSON "\u0000": every backend holds U+FFFD (text/bounds.py)
     size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
     return SessionDocument(
         text=text, line_map=line_map, messages=len(lines), malformed=malformed, hash=hash_text(text), size=size

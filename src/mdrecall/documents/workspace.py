@@ -7,15 +7,17 @@ directories, absolute or relative to the workspace). Only `.md` files count, sym
 
 from __future__ import annotations
 
+import io
 import os
 import posixpath
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from mdrecall.config.paths import resolve_extra_path
-from mdrecall.errors import ConfigError, PathRefusedError
+from mdrecall.errors import ConfigError, MdrecallError, PathRefusedError
+from mdrecall.text.bounds import without_nul
 
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"
@@ -38,28 +40,32 @@ def is_storable_name(name: str) -> bool:
     return True
 
 
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
 def decode_text(raw: bytes) -> tuple[str, bool]:
     """File bytes as text: a UTF-8/UTF-16/UTF-32 BOM is honoured, else UTF-8 with undecodable bytes replaced.
 
-    The flag says whether any bytes were replaced.
+    NUL characters become U+FFFD (PostgreSQL cannot hold them; every backend indexes the same text). The
+    flag says whether any undecodable bytes were replaced.
     """
-    for bom, codec in (
-        (b"\xff\xfe\x00\x00", "utf-32-le"),
-        (b"\x00\x00\xfe\xff", "utf-32-be"),
-        (b"\xef\xbb\xbf", "utf-8"),
-        (b"\xff\xfe", "utf-16-le"),
-        (b"\xfe\xff", "utf-16-be"),
-    ):
+    for bom, codec in _BOMS:
         if raw.startswith(bom):
             body = raw[len(bom) :]
             try:
-                return body.decode(codec), False
+                return without_nul(body.decode(codec)), False
             except UnicodeDecodeError:
-                return body.decode(codec, errors="replace"), True
+                return without_nul(body.decode(codec, errors="replace")), True
     try:
-        return raw.decode("utf-8"), False
+        return without_nul(raw.decode("utf-8")), False
     except UnicodeDecodeError:
-        return raw.decode("utf-8", errors="replace"), True
+        return without_nul(raw.decode("utf-8", errors="replace")), True
 
 
 def has_text_bom(raw: bytes) -> bool:
@@ -76,6 +82,127 @@ def line_range_text(raw: bytes, from_line: int | None = None, lines: int | None 
     start = (from_line or 1) - 1
     end = len(all_lines) if lines is None else start + lines
     return "\n".join(all_lines[start:end])
+
+
+# memory_get returns at most this much text per call; a longer file or range comes back cut, with `truncated`
+# and the line to ask for next (docs/safety.md, "Bounds").
+MAX_GET_BYTES = 1_000_000
+
+
+def open_regular(path: Path, shown: str) -> Any:
+    """`path` opened for reading in binary, if it is a regular file: a FIFO, socket or device is refused
+    without being opened for reading (so nothing can block), a missing file is "memory file not found"."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        raise MdrecallError(f"memory file not found: {shown}") from None
+    except OSError as err:
+        raise PathRefusedError(f"path refused: {shown} cannot be read ({err.strerror})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise PathRefusedError(f"path refused: {shown} is a directory")
+    if not stat.S_ISREG(info.st_mode):
+        raise PathRefusedError(f"path refused: {shown} is not a regular file (a FIFO, socket or device)")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise MdrecallError(f"memory file not found: {shown}") from None
+    except OSError as err:
+        raise PathRefusedError(f"path refused: {shown} cannot be read ({err.strerror})") from None
+    handle = open(fd, "rb", closefd=True)  # noqa: SIM115 - the caller closes it
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since the stat
+        handle.close()
+        raise PathRefusedError(f"path refused: {shown} is not a regular file (a FIFO, socket or device)")
+    return handle
+
+
+def read_regular_bytes(path: Path, rel_path: str, max_bytes: int) -> bytes:
+    """A whole regular file (see `open_regular`) of at most `max_bytes`; a larger one is refused in one line."""
+    shown = rel_path.strip()
+    with open_regular(path, shown) as handle:
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise MdrecallError(f"{shown} is larger than {max_bytes / 1e6:g} MB (maxFileBytes): it is not read whole")
+    return raw
+
+
+def bounded_text(text: str, max_bytes: int = MAX_GET_BYTES) -> dict[str, Any]:
+    """`{text}`, or its first lines within `max_bytes` with `truncated` and a `notice` (ask for a line range)."""
+    if len(text) <= max_bytes // 4 or len(text.encode("utf-8", "replace")) <= max_bytes:
+        return {"text": text}
+    cut = text.encode("utf-8", "replace")[:max_bytes].decode("utf-8", "ignore")
+    cut = cut[: cut.rfind("\n")] if "\n" in cut else cut
+    notice = f"cut at {max_bytes:,} bytes (the most memory_get returns at once): ask for a line range (from, lines)"
+    return {"text": cut, "truncated": True, "notice": notice}
+
+
+def read_memory_lines(
+    path: Path, rel_path: str, from_line: int | None = None, lines: int | None = None, max_bytes: int = MAX_GET_BYTES
+) -> dict[str, Any]:
+    """What memory_get returns for a file: `{path, text}`, plus `truncated`, `nextFrom` and `notice` when the
+    text was cut at `max_bytes`. Only regular files are read (`open_regular`), and never more than
+    `max_bytes` plus one block of them."""
+    shown = rel_path.strip()
+    with open_regular(path, shown) as handle:
+        head = handle.read(max_bytes + 1)
+        if len(head) <= max_bytes:  # the usual case: the whole file, numbered exactly as the index numbers it
+            return {"path": shown, "text": line_range_text(head, from_line, lines)}
+        handle.seek(0)
+        return {"path": shown, **_stream_lines(handle, from_line or 1, lines, max_bytes)}
+
+
+def _stream_lines(handle: Any, first: int, count: int | None, max_bytes: int) -> dict[str, Any]:
+    """Lines `first`.. of a file larger than `max_bytes`, read one line at a time (\\r\\n, \\r and \\n end a
+    line, as `split_lines` says) and cut at `max_bytes` of text; a giant line is cut too, never read whole."""
+    head = handle.read(4)
+    codec, skip = "utf-8", 0
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            codec, skip = name, len(bom)
+            break
+    handle.seek(skip)
+    text = io.TextIOWrapper(handle, encoding=codec, errors="replace", newline=None)
+    block = 65536
+    out: list[str] = []
+    used, number, cut = 0, 0, False
+    while count is None or len(out) < count:
+        piece = text.readline(block)
+        if not piece:
+            break
+        number += 1
+        keep = number >= first
+        parts, size = ([piece] if keep else []), len(piece)
+        while not piece.endswith("\n"):  # the rest of a long line: skipped, or kept only up to the bound
+            if keep and size > max_bytes:
+                break  # enough of it: the line is cut below, the rest is never read
+            piece = text.readline(block)
+            if not piece:
+                break
+            if keep and size <= max_bytes:
+                parts.append(piece)
+                size += len(piece)
+        if not keep:
+            continue
+        line = without_nul("".join(parts).rstrip("\n"))
+        encoded = line.encode("utf-8", "replace")
+        if used + len(encoded) + 1 > max_bytes:
+            if not out:  # one line longer than the bound: its start
+                out.append(encoded[:max_bytes].decode("utf-8", "ignore"))
+            cut = True
+            break
+        out.append(line)
+        used += len(encoded) + 1
+    text.detach()
+    result: dict[str, Any] = {"text": "\n".join(out)}
+    if cut:
+        next_from = first + max(1, len(out))
+        result.update(
+            truncated=True,
+            nextFrom=next_from,
+            notice=f"cut at {max_bytes:,} bytes (the most memory_get returns at once): "
+            f"call memory_get again with from={next_from} for more",
+        )
+    return result
 
 
 def split_lines(text: str) -> list[str]:

@@ -23,9 +23,10 @@ import os
 import re
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,8 @@ from mdrecall.facts.model import (
 from mdrecall.facts.paths import store_dir
 from mdrecall.facts.relevance import RecallCalibration, background, calibration_for, csls_scores
 from mdrecall.files import make_private_dirs, make_tree_private, write_atomic
-from mdrecall.locks import file_lock
+from mdrecall.locks import directory_lock, file_lock
+from mdrecall.text.bounds import bound_query
 from mdrecall.text.tokens import CJK_CLASSES, bigrams, has_cjk, script_runs
 
 # Forgetting by query deletes only a clear match: score >= FORGET_MIN_SCORE and FORGET_MARGIN ahead of the
@@ -129,6 +131,7 @@ class FactsFile:
         self.workspace = workspace
         self.rel_path = rel.as_posix()
         self.path = workspace / rel
+        self.problems: list[str] = []  # lines the last parse could not read (kept in the file as they are)
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -161,34 +164,46 @@ class FactsFile:
     def replace(self, fact: Fact) -> bool:
         """Put `fact.line()` in place of the line of the fact with that id (atomic replace); False when absent."""
         self._check_owned()
-        lines = self.read_bytes().decode("utf-8").splitlines(keepends=True)
+        lines = _byte_lines(self.read_bytes(), keepends=True)  # bytes: a line that is not UTF-8 stays as it is
         for i, raw in enumerate(lines):
-            match = _LINE_RE.match(raw.strip())
+            match = _LINE_RE.match(raw.decode("utf-8", "replace").strip())
             if match and match.group("id") == fact.id:
-                lines[i] = fact.line() + ("\n" if raw.endswith("\n") else "")
-                write_atomic(self.path, "".join(lines).encode("utf-8"))  # keeps the file's mode
+                lines[i] = fact.line().encode("utf-8") + raw[len(raw.rstrip(b"\r\n")) :]
+                write_atomic(self.path, b"".join(lines))  # keeps the file's mode
                 return True
         return False
 
     def parse(self) -> list[Fact]:
-        """Facts of the file; lines that are not fact lines (headings, notes) are ignored."""
+        """Facts of the file; lines that are not fact lines (headings, notes) are ignored. Lines that look like
+        facts but cannot be read (undecodable bytes, a broken line) are listed in `problems`, one line each."""
         facts: dict[str, Fact] = {}
-        for raw in self.read_bytes().decode("utf-8", "replace").splitlines():
-            fact = parse_line(raw.strip())
+        problems: list[str] = []
+        for number, raw in enumerate(_byte_lines(self.read_bytes()), 1):
+            text = raw.decode("utf-8", "replace").strip()
+            fact = parse_line(text)
             if fact is not None:
                 facts[fact.id] = fact
+            if not _is_utf8(raw):
+                what = "is not valid UTF-8 (read with U+FFFD)" if fact else "is not valid UTF-8"
+                problems.append(f"{self.rel_path} line {number} {what}; the line is kept as it is")
+            elif fact is None and raw.startswith(b"- ["):  # (the header's example line is indented)
+                problems.append(
+                    f"{self.rel_path} line {number} does not read as a fact "
+                    "(- [id] (category, date, importance) text); the line is kept as it is"
+                )
+        self.problems = problems
         return list(facts.values())
 
     def remove(self, ids: set[str]) -> int:
-        """Drop the lines of these facts (only those lines); atomic replace. Returns lines removed."""
+        """Drop the lines of these facts (only those lines, byte for byte: a line that cannot be read stays as it
+        is); atomic replace keeping the file's mode. Returns lines removed."""
         if not ids or not self.exists():
             return 0
         self._check_owned()
-        lines = self.read_bytes().decode("utf-8").splitlines(keepends=True)
-        kept: list[str] = []
+        kept: list[bytes] = []
         removed, skip_blank = 0, False
-        for raw in lines:
-            match = _LINE_RE.match(raw.strip())
+        for raw in _byte_lines(self.read_bytes(), keepends=True):
+            match = _LINE_RE.match(raw.decode("utf-8", "replace").strip())
             if match and match.group("id") in ids:
                 removed += 1
                 skip_blank = bool(kept) and not kept[-1].strip()  # the blank line our append put before it
@@ -199,8 +214,30 @@ class FactsFile:
             skip_blank = False
             kept.append(raw)
         if removed:
-            write_atomic(self.path, "".join(kept).encode("utf-8"))  # keeps the file's mode
+            write_atomic(self.path, b"".join(kept))  # keeps the file's mode
         return removed
+
+
+def _drop_old_versions(table: Any) -> None:
+    """Compact the table and delete every older version's files: LanceDB keeps deleted rows in old versions
+    (and in data files a deletion only masks) until then. Safe here: only the lock holder writes this store,
+    and readers read under the same lock."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "removes every version except the latest": that is the point
+        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _byte_lines(raw: bytes, keepends: bool = False) -> list[bytes]:
+    """The file's lines as bytes (\\n, \\r\\n or \\r end a line), so undecodable bytes survive a rewrite."""
+    return raw.splitlines(keepends=keepends)
 
 
 def parse_line(line: str) -> Fact | None:
@@ -316,7 +353,8 @@ class FactStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        with file_lock(self.dir / "lock"):
+        """The workspace's facts lock (shared by every agent writing this facts.md), then this store's own."""
+        with directory_lock(self.settings.workspace), file_lock(self.dir / "lock"):
             try:
                 yield
             finally:
@@ -461,6 +499,7 @@ class FactStore:
         table = db.create_table(TABLE, schema=self._schema(dims), mode="overwrite")
         if facts:
             table.add(self._rows(facts, vectors))
+        _drop_old_versions(table)  # the replaced table's files may hold facts deleted from facts.md
         self._table = table
         self._write_meta()
         self.rebuilt_reason = reason
@@ -557,6 +596,7 @@ class FactStore:
             vector = self._embed([fact.text]) if self._has_vectors(table) else None
             table.delete(f"id = '{fact_id}'")
             table.add(self._rows([fact], vector))
+            _drop_old_versions(table)  # the text before the edit must not stay in an old version
             self._write_meta()
             self._record_source(fact, source)
         return StoreResult(True, fact=fact, message=f"edited {fact.id} ({fact.category})")
@@ -591,20 +631,19 @@ class FactStore:
         A calibrated model (facts/relevance.py) scores CSLS similarity + a small keyword share; other
         models keep the weighted hybrid of rescaled cosine and keyword share (`query.hybrid` weights).
         """
-        query = " ".join(str(query).split())
+        query = bound_query(query)  # a long prompt is embedded and scored by its first words only
         if not query:
             return []
-        with self._locked():
-            table = self._open_table()
-        total = table.count_rows()
-        if not total:
-            return []
         floor_score = self.min_score() if min_score is None else min_score
-        calibration = self.calibration() if self._has_vectors(table) else None
-        if calibration is not None:
-            hits = self._recall_calibrated(table, query, calibration)
-        else:
-            hits = self._recall_weighted(table, query, limit)
+        with self._locked():  # reads too: a forget in another process rewrites the table's files
+            table = self._open_table()
+            if not table.count_rows():
+                return []
+            calibration = self.calibration() if self._has_vectors(table) else None
+            if calibration is not None:
+                hits = self._recall_calibrated(table, query, calibration)
+            else:
+                hits = self._recall_weighted(table, query, limit)
         hits = [h for h in hits if h.score >= floor_score and h.score > 0]
         hits.sort(key=lambda h: (-h.score, -h.fact.importance, -h.fact.created_at))
         return hits[: max(1, limit)]
@@ -650,8 +689,7 @@ class FactStore:
 
     def get(self, fact_id: str) -> Fact | None:
         with self._locked():
-            table = self._open_table()
-        rows = [r for r in self._all(table) if r["id"] == fact_id]
+            rows = [r for r in self._all(self._open_table()) if r["id"] == fact_id]
         return self._fact(rows[0]) if rows else None
 
     def forget(self, fact_id: str | None = None, query: str | None = None) -> ForgetResult:
@@ -689,6 +727,7 @@ class FactStore:
                 return ForgetResult(message=f"no memory with id {fact_id}; nothing deleted")
             self.file.remove({fact_id})
             table.delete(f"id = '{fact_id}'")
+            _drop_old_versions(table)  # a delete only hides the row: rewrite the files without it
             self._write_meta()
         fact = self._fact(rows[0]) if rows else Fact(fact_id, "")
         return ForgetResult(deleted=[fact], message=f"deleted {fact_id}")
@@ -696,8 +735,7 @@ class FactStore:
     def list(self, category: str | None = None) -> list[Fact]:
         wanted = normalize_category(category)
         with self._locked():
-            table = self._open_table()
-        facts = [self._fact(r) for r in self._all(table)]
+            facts = [self._fact(r) for r in self._all(self._open_table())]
         facts = [f for f in facts if wanted is None or f.category == wanted]
         return sorted(facts, key=lambda f: (f.created_at, f.id))
 
@@ -724,6 +762,12 @@ class FactStore:
             "recallScore": "csls (calibrated)" if self.calibration() else "weighted",
             "rebuilt": self.rebuilt_reason,
         }
+
+    @property
+    def warnings(self) -> list[str]:
+        """Lines of facts.md that cannot be read as facts (each is kept in the file as it is), one line each."""
+        self.file.parse()
+        return list(self.file.problems)
 
     def close(self) -> None:
         self._table = None

@@ -43,6 +43,7 @@ from mdrecall.retrieval.ranking import (
 from mdrecall.retrieval.rerank import join_notices, rerank_hits
 from mdrecall.retrieval.results import Hit, SearchResponse, SearchResult
 from mdrecall.storage.base import IndexStore, SearchRow
+from mdrecall.text.bounds import bound_query, cut_notice
 from mdrecall.text.dates import anchor_day, date_ranges, in_ranges, relative_spans, without_relative_times
 from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and tests import the builders from here)
     build_fts_query,
@@ -720,7 +721,7 @@ def run_search(
     limit = max_results if max_results is not None else query_cfg.max_results
     strict = min_score is not None or "min_score" in query_cfg.model_fields_set
     provider_name = provider.id if provider is not None else "none"
-    cleaned = (query or "").strip()
+    cleaned = bound_query(query)  # at most MAX_QUERY_WORDS words: a long prompt costs a bounded time
     mode = _resolve_mode(provider, query_cfg, mode)
     label = "fts-only" if provider is None else mode
     if not cleaned:
@@ -810,8 +811,8 @@ def run_search(
         )
     elif not kept:
         notice = empty_notice(hits, threshold, abstain, calibration is not None)
-    notice = join_notices(notice, rerank_notice)
-    words = query_words(query)
+    notice = join_notices(notice, rerank_notice, cut_notice(query))
+    words = query_words(cleaned)
     results = [_to_result(h, query_cfg.snippet_max_chars, mode, words) for h in kept]
     if trace is not None:
         for result, hit in zip(results, kept, strict=True):

@@ -485,6 +485,7 @@ class Store:
         self._common_memo: dict[str, bool] = {}
         # the same key's sample of the index for _count_common: (max rowid, chunks in the sample windows)
         self._sample_memo: tuple[int, list[tuple[int, int]], int] | None = None
+        self._fts_deleted = False  # rows left the FTS index since the last tidy_fts
         check_index_path(self.path)  # never open (and so never write) a file mdrecall did not create
         if not read_only:
             make_private_dirs(self.path.parent)
@@ -501,6 +502,8 @@ class Store:
                 self._claim()
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=NORMAL")
+                # deleted rows are overwritten with zeros, not left in free space (a forgotten fact is gone)
+                self.conn.execute("PRAGMA secure_delete=ON")
                 self._migrate()
                 self.conn.execute(SCHEMA)
                 if version != SCHEMA_VERSION:
@@ -552,9 +555,19 @@ class Store:
     def _ensure_fts(self) -> FtsState:
         try:
             self.conn.execute(FTS_SCHEMA)
+            if not self.read_only:
+                self._fts_secure_delete()
             return FtsState(enabled=True, available=True)
         except apsw.Error as err:  # an SQLite built without FTS5
             return FtsState(enabled=True, available=False, error=str(err))
+
+    def _fts_secure_delete(self) -> None:
+        """FTS5's 'secure-delete' option: a deleted row's terms leave the index at once, instead of staying in
+        its segments until they are merged (SQLite >= 3.42; older ones leave them until the next merge)."""
+        row = self.conn.execute("SELECT v FROM chunks_fts_config WHERE k = 'secure-delete'").fetchone()
+        if row is None or row[0] != 1:
+            with contextlib.suppress(apsw.SQLError):
+                self.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('secure-delete', 1)")
 
     def _load_vector_extension(self, enabled: bool, extension_path: str | None) -> VectorState:
         if not enabled:
@@ -685,11 +698,16 @@ class Store:
         Every write transaction leaves a segment; FTS5's automerge keeps up to ~4 a level, and every MATCH
         probes each segment's b-tree. At 100k chunks (bench_search.py), 11 segments -> 1 took the hybrid OR
         keyword query from 12.5 to 9.9 ms and a MATCH restricted to one chunk (`terms_held`) from 30 to 5 us,
-        for a ~1.3 s 'optimize'. Rankings do not change: bm25 reads the same statistics."""
+        for a ~1.3 s 'optimize'. Rankings do not change: bm25 reads the same statistics.
+
+        It also runs after a sync that deleted rows: FTS5's secure-delete takes a deleted row's terms out of
+        the index, but bytes of them can stay in the rewritten pages until the segments are merged, and the
+        text of a forgotten fact must not stay in the file (docs/safety.md, "Forgetting")."""
         if not self.fts.available:
             return False
+        purge, self._fts_deleted = self._fts_deleted, False
         segments = int(self.conn.execute("SELECT count(DISTINCT segid) FROM chunks_fts_idx").fetchone()[0])
-        if segments <= FTS_MAX_SEGMENTS:
+        if segments <= FTS_MAX_SEGMENTS and not purge:
             return False
         self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
         return True
@@ -749,6 +767,7 @@ class Store:
             self.conn.executemany("DELETE FROM chunks_vec WHERE id = ?", [(r[1],) for r in found])
         if self.fts.available:
             self.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", rowids)
+            self._fts_deleted = True  # tidy_fts merges the segments: no byte of the deleted terms stays
         self.conn.execute("DELETE FROM chunks WHERE path = ? AND source = ?", (path, source))
         if deleted_vectors:
             self._vectors_changed()

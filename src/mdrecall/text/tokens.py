@@ -13,6 +13,7 @@ meta) so they are rebuilt.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
@@ -71,6 +72,14 @@ def char_class(ch: str) -> str:
 
 def has_cjk(text: str) -> bool:
     return _CJK_CHAR.search(text) is not None
+
+
+def cjk_prefix(text: str, limit: int) -> tuple[str, int]:
+    """The longest prefix of `text` holding at most `limit` CJK characters, and how many it holds."""
+    found = list(itertools.islice(_CJK_CHAR.finditer(text), limit + 1))
+    if len(found) <= limit:
+        return text, len(found)
+    return text[: found[limit].start()], limit
 
 
 def script_runs(word: str) -> list[tuple[str, str]]:
