@@ -138,3 +138,40 @@ def test_refuses_symlinked_memory_folder(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="symlink"):
         save_session_memory(ws, _transcript(2), now=NOW)
     assert list(elsewhere.iterdir()) == []
+
+
+def test_one_transcript_reader_for_every_agent_format(tmp_path: Path) -> None:
+    """The index, the hooks and the session-memory file read transcripts through documents/sessions.py."""
+    import json
+    import os
+    import threading
+
+    from mdrecall.agents.hooks import read_transcript_turns
+    from mdrecall.documents.sessions import conversation_turn, transcript_turns
+
+    entries = [
+        {"type": "message", "message": {"role": "user", "content": "OpenClaw says hello"}},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "Claude Code too"}]}},
+        {
+            "type": "response_item",
+            "payload": {"role": "assistant", "content": [{"type": "output_text", "text": "Codex"}]},
+        },
+        {"type": "user", "isMeta": True, "message": {"role": "user", "content": "meta"}},
+        {"type": "user", "message": {"role": "user", "content": "/new"}},
+        {"type": "message", "message": {"role": "tool", "content": "tool output"}},
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in entries) + "\nnot json\n")
+    turns, total = transcript_turns(path)
+    assert turns == [("user", "OpenClaw says hello"), ("user", "Claude Code too"), ("assistant", "Codex")]
+    assert total == 7 and conversation_turn(entries[3]) is None
+    assert read_transcript_turns(str(path), 2)[0] == [{"role": "assistant", "content": "Codex"}]
+    assert [t.text for t in recent_turns(path, 10)] == ["OpenClaw says hello", "Claude Code too", "Codex"]
+
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    done: list[object] = []
+    reader = threading.Thread(target=lambda: done.append(read_transcript_turns(str(fifo))), daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert done == [([], 0)]  # refused at once, never blocks the hook

@@ -25,7 +25,6 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mdrecall.errors import MdrecallError
@@ -82,59 +81,12 @@ class HookResult:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [
-            block.get("text", "")
-            for block in content
-            if isinstance(block, Mapping)
-            and block.get("type") in ("text", "input_text", "output_text")
-            and isinstance(block.get("text"), str)
-        ]
-        return "\n".join(p for p in parts if p)
-    return ""
-
-
-def _entry_turn(entry: Mapping[str, Any]) -> dict[str, str] | None:
-    if entry.get("isMeta") or entry.get("isCompactSummary"):
-        return None
-    message: Any = entry
-    if isinstance(entry.get("payload"), Mapping):
-        message = entry["payload"]
-    elif isinstance(entry.get("message"), Mapping):
-        message = entry["message"]
-    role = message.get("role")
-    if role not in ("user", "assistant"):
-        return None
-    text = _content_text(message.get("content")).strip()
-    if not text or text.startswith("/") or text.startswith("<command-") or text.startswith("<local-command"):
-        return None
-    return {"role": role, "content": text}
-
-
 def read_transcript_turns(path: str | None, start_line: int = 0) -> tuple[list[dict[str, str]], int]:
     """User/assistant turns from line `start_line` on, and the number of lines read in total."""
-    if not path:
-        return [], start_line
-    try:
-        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return [], start_line
-    if start_line > len(lines):  # the transcript was replaced or truncated: read it from the start
-        start_line = 0
-    turns = []
-    for line in lines[start_line:]:
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(entry, Mapping):
-            turn = _entry_turn(entry)
-            if turn:
-                turns.append(turn)
-    return turns, len(lines)
+    from mdrecall.documents.sessions import transcript_turns  # imported when a transcript is read
+
+    turns, total = transcript_turns(path, start_line)
+    return [{"role": role, "content": text} for role, text in turns], total
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ Dates and times are local unless `now` carries another timezone.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -20,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mdrecall.documents.sessions import conversation_turn, transcript_turns
 from mdrecall.errors import MdrecallError
 from mdrecall.files import create_private, make_private_dirs
 from mdrecall.text.redact import redact
@@ -38,51 +38,14 @@ class Turn:
     text: str
 
 
-def _message_text(content: Any) -> str:
-    """Text of a message's content: a string, or the `text` parts of a list of content blocks."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [
-            block.get("text", "")
-            for block in content
-            if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str)
-        ]
-        return "\n".join(p for p in parts if p)
-    return ""
-
-
-def _turn(entry: Mapping[str, Any]) -> Turn | None:
-    """A user/assistant turn from a transcript entry (`{"type":"message","message":{...}}` or a bare message)."""
-    message = entry.get("message") if entry.get("type") == "message" else entry
-    if not isinstance(message, Mapping):
-        return None
-    role = message.get("role")
-    if role not in ("user", "assistant"):
-        return None
-    text = _message_text(message.get("content")).strip()
-    if not text or text.startswith("/"):  # slash commands (/new, /reset) are not conversation
-        return None
-    return Turn(role, redact(text))  # the file is written with secrets masked, as the index would show them
-
-
-def _entries(transcript: Transcript) -> Iterable[Mapping[str, Any]]:
-    """Entries of a JSONL file (unreadable or malformed lines skipped) or of an in-memory list."""
-    if not isinstance(transcript, str | os.PathLike):
-        return [e for e in transcript if isinstance(e, Mapping)]
-    try:
-        lines = Path(transcript).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    out = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(entry, Mapping):
-            out.append(entry)
-    return out
+def _entries_turns(transcript: Transcript) -> list[Turn]:
+    """The conversation turns of a JSONL file or an in-memory list of entries, secrets masked (the file is
+    written as the index would show it)."""
+    if isinstance(transcript, str | os.PathLike):
+        pairs, _ = transcript_turns(transcript)
+    else:
+        pairs = [t for e in transcript if isinstance(e, Mapping) and (t := conversation_turn(e))]
+    return [Turn(role, redact(text)) for role, text in pairs]
 
 
 def recent_turns(transcript: Transcript, message_count: int = DEFAULT_MESSAGE_COUNT) -> list[Turn]:
@@ -91,7 +54,7 @@ def recent_turns(transcript: Transcript, message_count: int = DEFAULT_MESSAGE_CO
     Assistant turns at the start of the window (their question was cut off) are dropped; when the window holds
     no user turn at all, it starts at the last user turn before it and keeps `message_count` turns from there.
     """
-    turns = [t for t in (_turn(e) for e in _entries(transcript)) if t is not None]
+    turns = _entries_turns(transcript)
     if message_count <= 0 or not turns:
         return []
     start = max(0, len(turns) - message_count)

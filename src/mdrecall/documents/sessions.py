@@ -15,12 +15,14 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from mdrecall.documents.chunking import hash_text
+from mdrecall.documents.workspace import read_regular_bytes
+from mdrecall.errors import MdrecallError
 from mdrecall.text.bounds import without_nul
 from mdrecall.text.redact import redact
 
@@ -60,8 +62,9 @@ def normalize_whitespace(text: str) -> str:
     return " ".join(text.split())
 
 
-def _content_text(content: Any) -> str:
-    """String content as is; block content keeps only `{"type": "text"}` blocks, joined by a space."""
+def content_text(content: Any) -> str:
+    """Text of a message's content: a string as is, or the text blocks of a list (`text`, and Codex's
+    `input_text` / `output_text`) joined by newlines."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
@@ -69,9 +72,12 @@ def _content_text(content: Any) -> str:
     parts = [
         block["text"]
         for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        if isinstance(block, dict)
+        and block.get("type") in ("text", "input_text", "output_text")
+        and isinstance(block.get("text"), str)
+        and block["text"]
     ]
-    return " ".join(parts)
+    return "\n".join(parts)
 
 
 def _parse_line(line: str) -> dict[str, Any] | None:
@@ -93,7 +99,7 @@ def _message_line(record: dict[str, Any], redact_secrets: bool) -> str | None:
     label = ROLE_LABELS.get(message.get("role")) if isinstance(message.get("role"), str) else None
     if label is None:
         return None
-    text = normalize_whitespace(_content_text(message.get("content")))
+    text = normalize_whitespace(content_text(message.get("content")))
     if not text:
         return None
     if redact_secrets:
@@ -101,17 +107,68 @@ def _message_line(record: dict[str, Any], redact_secrets: bool) -> str | None:
     return f"{label}: {text}"
 
 
+def jsonl_records(text: str, start_line: int = 0) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """(1-based line number, JSON object or None when malformed) for each non-blank line after `start_line`:
+    the one JSONL reader of every transcript mdrecall reads (the index, the hooks, the session-memory file).
+
+    Lines are split on "\n" only: str.splitlines would also split on U+2028 etc., which JSON strings may
+    contain raw."""
+    for line_no, raw_line in enumerate(text.split("\n"), start=1):
+        if line_no <= start_line:
+            continue
+        line = raw_line.strip()
+        if line:
+            yield line_no, _parse_line(line)
+
+
+def conversation_turn(entry: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(role, text) of a user or assistant message in any agent's transcript: OpenClaw's
+    `{"type": "message", "message": {...}}`, Claude Code's `{"type": "user", "message": {...}}`, a Codex
+    rollout's `{"type": "response_item", "payload": {...}}`, or a bare message. Meta entries, compaction
+    summaries, slash commands and command echoes are not conversation (None)."""
+    if entry.get("isMeta") or entry.get("isCompactSummary"):
+        return None
+    message: Any = entry
+    if isinstance(entry.get("payload"), Mapping):
+        message = entry["payload"]
+    elif isinstance(entry.get("message"), Mapping):
+        message = entry["message"]
+    role = message.get("role")
+    if role not in ("user", "assistant"):
+        return None
+    text = content_text(message.get("content")).strip()
+    if not text or text.startswith(("/", "<command-", "<local-command")):
+        return None
+    return role, text
+
+
+# The largest transcript the hooks read whole (an agent's transcript of a long session is tens of MB).
+MAX_HOOK_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+
+
+def transcript_turns(path: str | os.PathLike[str] | None, start_line: int = 0) -> tuple[list[tuple[str, str]], int]:
+    """The conversation turns of a transcript file from line `start_line` on, and its line count (an unreadable
+    file: no turns; a file shorter than `start_line` was replaced, so it is read from the start)."""
+    if not path:
+        return [], start_line
+    try:  # a regular file only: a FIFO or device named as the transcript never blocks a hook
+        raw = read_regular_bytes(Path(path), str(path), MAX_HOOK_TRANSCRIPT_BYTES)
+    except (MdrecallError, OSError):
+        return [], start_line
+    text = raw.decode("utf-8", errors="replace")
+    total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if start_line > total:
+        start_line = 0
+    turns = [t for _, record in jsonl_records(text, start_line) if record and (t := conversation_turn(record))]
+    return turns, total
+
+
 def parse_transcript(raw: bytes | str, *, redact_secrets: bool = True) -> SessionDocument:
     """Turn JSONL transcript content into a `SessionDocument` (malformed lines are skipped and counted)."""
     lines: list[str] = []
     line_map: list[int] = []
     malformed = 0
-    # Split on "\n" only: str.splitlines would also split on U+2028 etc., which JSON strings may contain raw.
-    for line_no, raw_line in enumerate(_decode(raw).split("\n"), start=1):
-        line = raw_line.strip()
-        if not line:
-            continue
-        record = _parse_line(line)
+    for line_no, record in jsonl_records(_decode(raw)):
         if record is None:
             malformed += 1
             continue
