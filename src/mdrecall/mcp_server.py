@@ -14,7 +14,8 @@ from `--token-file` or $MDRECALL_MCP_TOKEN (never from the command line, where `
 without either a random token is generated and printed on stderr.
 
 Tool results carry `isError: true` when the tool reports an error (bad arguments, refused path, memory
-unavailable), and every tool declares an output schema matching its structured content.
+unavailable). `memory_search`, `memory_get` and `memory_status` declare an output schema matching their
+structured content; the fact tools return structured content without one.
 """
 
 from __future__ import annotations

@@ -688,7 +688,7 @@ def _plan_for_named(name: str, runtime: str) -> _Plan:
     identity = "name:" + name
     if runtime == "numpy":
         raise EmbeddingError(
-            f"the numpy runtime only runs the bundled {BUNDLED_MODEL_NAME} or a BERT folder in "
+            f"the numpy runtime only runs the bundled models (`local.model`) or a BERT folder in "
             f"local.modelPath, not {name!r}; set local.runtime to fastembed or sentence-transformers"
         )
     if runtime == "fastembed":
@@ -701,7 +701,7 @@ def _plan_for_named(name: str, runtime: str) -> _Plan:
         return _st_plan(name, identity, name)
     raise EmbeddingError(
         f"model {name!r} is not bundled; to run it locally: {FASTEMBED_HINT} or {TORCH_HINT}"
-        f" (or unset `model` to use the bundled {BUNDLED_MODEL_NAME})"
+        " (or unset `model` to use the default offline model, multilingual-e5-small)"
     )
 
 
@@ -734,7 +734,7 @@ def _plan(local_cfg: LocalConfig, model: str | None) -> _Plan:
         if _looks_like_path(raw_path) or folder.exists() or runtime == "numpy":
             raise EmbeddingError(
                 f"local.modelPath {raw_path} is not a model folder (not found); fix the path, or unset it "
-                f"to use the bundled {BUNDLED_MODEL_NAME} ({MODEL_INSTALL_HINT})"
+                "to use the default offline model (multilingual-e5-small)"
             )
         return _plan_for_named(raw_path, runtime)
     known = _requested_local_model(local_cfg, name)
