@@ -42,7 +42,9 @@ def test_hook_runs_as_a_real_process(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "mdrecall.toml").write_text('provider = "none"\n')
-    payload = json.dumps(_payload("SessionEnd.json", ws, tmp_path / "missing.jsonl"))
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")  # a session that happened, with nothing said: its file is still written
+    payload = json.dumps(_payload("SessionEnd.json", ws, transcript))
     command = [sys.executable, "-m", "mdrecall.cli", "--state-dir", str(tmp_path / "state"), "hook", "SessionEnd"]
     done = subprocess.run(command, input=payload, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -176,3 +178,20 @@ def test_without_lancedb_the_cli_says_how_to_install_and_hooks_still_work(
     end = _cli(["hook", "SessionEnd"], json.dumps(_payload("SessionEnd.json", ws, transcript)), tmp_path / "state")
     assert end.returncode == 0, end.stderr
     assert not (ws / "memory" / "facts.md").exists() and len(list((ws / "memory").glob("*.md"))) == 1
+
+
+def test_no_session_file_without_a_transcript(tmp_path: Path, hashing_provider) -> None:  # noqa: F811
+    """Claude Code runs SessionStart/SessionEnd for `claude mcp list`: no conversation, no file in memory/."""
+    settings = make_settings(tmp_path / "ws", tmp_path / "state")
+    runner = HookRunner(settings, hashing_provider)
+    result = runner.run("SessionEnd", _payload("SessionEnd.json", tmp_path / "ws", tmp_path / "missing.jsonl"))
+    runner.close()
+    assert not list((tmp_path / "ws").rglob("*.md")) and "no transcript" in " ".join(result.actions or [])
+
+
+def test_the_recall_block_masks_a_secret_stored_before_its_rule(tmp_path: Path) -> None:
+    from mdrecall.facts.model import Fact
+    from mdrecall.facts.store import format_memories
+
+    block = format_memories([Fact("abcd1234", "The staging password is hunter2-Staging!", "fact")])
+    assert "hunter2-Staging!" not in block and "staging password" in block

@@ -291,3 +291,13 @@ def test_fallback_equal_to_primary_is_not_wrapped(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("OPENAI_API_KEY", "o")
     result = create_provider(config(provider="openai", fallback="openai"))
     assert not isinstance(result.provider, FallbackProvider)
+
+
+def test_a_fallback_wrapper_forwards_the_active_models_similarity_floor() -> None:
+    from mdrecall.embeddings.factory import FallbackProvider
+
+    class Primary:
+        id, model, dims, provider_key, similarity_floor = "local", "e5", 384, "k", 0.6
+
+    wrapped = FallbackProvider(Primary(), "local", "openai", lambda: Primary())  # type: ignore[arg-type]
+    assert wrapped.similarity_floor == 0.6

@@ -344,6 +344,10 @@ class HookRunner:
             if entry.get("sessionFile"):
                 result.note("session file already written")
                 return result
+            if not isinstance(transcript, str) or not os.path.isfile(transcript):
+                # no conversation happened (Claude Code runs SessionStart/SessionEnd for `claude mcp list`)
+                result.note("no transcript: no session file written")
+                return result
             turns, _ = read_transcript_turns(transcript)
             reason = payload.get("reason") or payload.get("hook_event_name") or "end"
             path = save_session_memory(

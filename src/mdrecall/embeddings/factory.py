@@ -223,6 +223,11 @@ class FallbackProvider:
         return float(getattr(self._active, "recommended_centering", 0.0) or 0.0)
 
     @property
+    def similarity_floor(self) -> float:
+        """The active model's unrelated-text cosine (the fact store's duplicate check rescales from it)."""
+        return float(getattr(self._active, "similarity_floor", 0.0) or 0.0)
+
+    @property
     def switched(self) -> bool:
         return self._active is not self._primary
 

@@ -49,6 +49,7 @@ from mdrecall.facts.relevance import RecallCalibration, background, calibration_
 from mdrecall.files import make_private_dirs, make_tree_private, write_atomic
 from mdrecall.locks import directory_lock, file_lock
 from mdrecall.text.bounds import bound_query
+from mdrecall.text.redact import redact
 from mdrecall.text.tokens import CJK_CLASSES, bigrams, has_cjk, script_runs
 
 # Forgetting by query deletes only a clear match: score >= FORGET_MIN_SCORE and FORGET_MARGIN ahead of the
@@ -805,12 +806,13 @@ def format_memories(hits: list[FactHit] | list[Fact], max_chars: int = 1500) -> 
     for n, item in enumerate(hits, 1):
         fact = item.fact if isinstance(item, FactHit) else item
         score = f" (score {item.score:.2f})" if isinstance(item, FactHit) else ""
-        line = f"{n}. [{fact.category}] {escape_memory(fact.text)}{score}\n"
+        text = escape_memory(redact(fact.text))  # a fact stored before a redaction rule existed stays masked
+        line = f"{n}. [{fact.category}] {text}{score}\n"
         if used + len(line) > max_chars:
             room = max_chars - used - len(f"{n}. [{fact.category}] …\n")
             if room < 40:
                 break
-            line = f"{n}. [{fact.category}] {escape_memory(fact.text)[:room]}…\n"
+            line = f"{n}. [{fact.category}] {text[:room]}…\n"
         lines.append(line)
         used += len(line)
     if not lines:
