@@ -226,7 +226,7 @@ class WarmServer:
         self._fact_store = fact_store
         self._runner: Any = None
         self._lock = lock or threading.Lock()  # shared with the MCP fact tools when they hold the same store
-        self._lock_fd: int | None = None
+        self._lock_held: contextlib.ExitStack | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._config_stamp = self._stamp()
@@ -238,8 +238,9 @@ class WarmServer:
 
     def start(self, warm_up: bool = True) -> bool:
         """Listen, unless another process already serves this key (False) or the socket path is unusable."""
-        import fcntl
         import socketserver
+
+        from mdrecall.locks import file_lock
 
         if not serves_cli_identity(self.settings):
             return False  # an explicit --db (or OpenClaw's layout): a hook's request could not name this index
@@ -248,13 +249,11 @@ class WarmServer:
             return False
         private_run_dir(self.path.parent)
         lock_path = self.path.with_suffix(".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
+        held_for_life = contextlib.ExitStack()  # one server per key: the lock is held until stop()
+        if not held_for_life.enter_context(file_lock(lock_path, timeout=0)):
+            held_for_life.close()
             return False
-        self._lock_fd = fd
+        self._lock_held = held_for_life
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()  # stale: whoever made it no longer holds the lock
         outer = self
@@ -287,9 +286,9 @@ class WarmServer:
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
             self._server = None
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        if self._lock_held is not None:
+            self._lock_held.close()
+            self._lock_held = None
         if self._owns_index and self._index is not None:
             self._index.close()
             self._index = None
@@ -315,7 +314,9 @@ class WarmServer:
         if self._runner is None:
             from mdrecall.agents.hooks import HookRunner
 
-            shared = (lambda: self.index.provider_result) if hasattr(type(self.index), "provider_result") else None
+            def shared() -> Any:
+                return self.index.provider_result
+
             self._runner = HookRunner(self.settings, shared, index=self.index, store=self._fact_store)
         return self._runner
 
@@ -327,7 +328,7 @@ class WarmServer:
                 runner = self.runner
                 if runner._has_facts():
                     runner.store.recall("warm up", limit=1)
-                provider = getattr(self.index, "provider", None)
+                provider = self.index.provider
                 if provider is not None and getattr(provider, "id", "") == "local":
                     provider.embed_query("warm up")
         except Exception as err:  # warming is an optimisation: a failure shows again on the real call

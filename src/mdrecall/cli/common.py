@@ -49,6 +49,11 @@ class GlobalOptions:
     openclaw: bool = False
 
 
+def options(ctx: typer.Context) -> GlobalOptions:
+    """The global options of this invocation (defaults when a command runs without the main callback)."""
+    return ctx.obj if isinstance(ctx.obj, GlobalOptions) else GlobalOptions()
+
+
 def settings_from(ctx: typer.Context, workspace: str | Path | None = None) -> Settings:
     """Settings from the global options: mdrecall's own layout, or OpenClaw's with --openclaw.
 
@@ -56,7 +61,7 @@ def settings_from(ctx: typer.Context, workspace: str | Path | None = None) -> Se
     """
     from mdrecall.config.openclaw import settings_for
 
-    opts: GlobalOptions = ctx.obj if isinstance(ctx.obj, GlobalOptions) else GlobalOptions()
+    opts = options(ctx)
     chosen = opts.workspace if opts.workspace is not None else workspace
     settings, warnings = settings_for(opts.openclaw, opts.agent, chosen, opts.config, opts.state_dir, opts.db)
     for warning in warnings:

@@ -21,7 +21,7 @@ from typing import Any
 
 import typer
 
-from mdrecall.cli.common import fail, print_json, settings_from
+from mdrecall.cli.common import fail, options, print_json, settings_from
 from mdrecall.errors import MdrecallError
 
 facts_app = typer.Typer(no_args_is_help=True, help="Short memories (preferences, decisions, people) on LanceDB.")
@@ -201,16 +201,16 @@ def hook(
     (<state dir>/workspace). A running warm server (`mdrecall serve`, or the MCP server) answers when it can."""
     from mdrecall.agents.hook_process import run_hook_process
 
-    opts = ctx.obj
+    opts = options(ctx)
     code = run_hook_process(
         event,
         sys.stdin.read(),
-        workspace=getattr(opts, "workspace", None),
-        agent=getattr(opts, "agent", None),
-        state_dir=getattr(opts, "state_dir", None),
-        config=getattr(opts, "config", None),
-        openclaw=bool(getattr(opts, "openclaw", False)),
-        db=getattr(opts, "db", None),
+        workspace=opts.workspace,
+        agent=opts.agent,
+        state_dir=opts.state_dir,
+        config=opts.config,
+        openclaw=opts.openclaw,
+        db=opts.db,
     )
     if code:
         raise typer.Exit(code=code)
@@ -224,8 +224,8 @@ def _install_base(ctx: typer.Context) -> tuple[list[str], str]:
     from mdrecall.config.paths import DEFAULT_AGENT_ID, resolve_state_dir
     from mdrecall.files import make_private_dirs
 
-    opts = ctx.obj
-    if getattr(opts, "openclaw", False) or getattr(opts, "db", None) is not None:
+    opts = options(ctx)
+    if opts.openclaw or opts.db is not None:
         fail("install records --workspace, --agent and --state-dir; it does not take --openclaw or --db")
     state = resolve_state_dir(opts.state_dir)
     if opts.workspace is not None:
