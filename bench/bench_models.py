@@ -4,7 +4,7 @@
         [--queries 30] [--workspaces /work/locomo-dev] [--out bench/results/models.json]
 
 - Throughput: chat-like chunks (~1500 characters of `Speaker: text` turns, the spec's chunk size) are cut
-  into the windows the index embeds (chunk_windows.py, the default plan of each model) and embedded; the
+  into the windows the index embeds (documents/windows.py, the default plan of each model) and embedded; the
   "whole chunk" row embeds the chunks as they are (what mdrecall did before windows; MiniLM then read
   only the first 256 word pieces).
 - Indexing: with --workspaces, every `<dir>/*/` workspace is fully indexed (`MemoryIndex.sync(force=True)`,

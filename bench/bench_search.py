@@ -10,7 +10,7 @@
   (`chunk_windows` with e5's 512-token plan: ~7 windows for a chunk of short bullet lines), and the provider
   is a "local" one, so the best-window blend runs as it does by default; the floor beside it is numpy brute
   force over every window (best window per chunk). From 200k windows on, vector search takes the int8 first
-  pass (vector_index.py); the same hybrid queries also run on a second connection with `exact_vectors`
+  pass (storage/vectors.py); the same hybrid queries also run on a second connection with `exact_vectors`
   (config store.vector.exact), interleaved query by query, and the share of identical top-6 results is
   reported (`hybrid_same_top6_as_exact`). The synthetic windows are random: recall on real e5 vectors is
   `bench/bench_vector_recall.py`'s;

@@ -1,6 +1,6 @@
 """Recall of the int8 vector pass against exact best-window search, on real indexes and real queries.
 
-The int8 pass (vector_index.py) ranks chunks by their best window in an int8 copy of the matrix and rescores
+The int8 pass (storage/vectors.py) ranks chunks by their best window in an int8 copy of the matrix and rescores
 the best `rescore_count(k)` exactly. Its recall depends on how real vectors spread over the dimensions, so
 it is measured here on real e5 windows, never only on synthetic vectors. Each given index (an mdrecall SQLite file,
 opened read-only) is searched with real questions embedded by the configured provider, the query vector made

@@ -76,7 +76,7 @@ NAMES = ["Ana", "Ben", "Caroline", "Melanie", "Dave", "Tom", "Dana"]
 class HashProvider:
     """384-d feature-hashed bag of words: costs nothing, so timings are the index's and the ranking's."""
 
-    id = "local"  # as the default offline models: chunks are embedded as windows (chunk_windows.py)
+    id = "local"  # as the default offline models: chunks are embedded as windows (documents/windows.py)
     max_seq_length = 512
     model = "hash-384"
     dims = 384

@@ -679,8 +679,8 @@ def ui(
         raise typer.Exit(code=130) from None
 
 
-register_fact_commands(app)  # facts, hook, install: see cli_facts.py
-register_migrate_command(app)  # migrate --to postgres: see cli_migrate.py
+register_fact_commands(app)  # facts, hook, install: see cli/facts.py
+register_migrate_command(app)  # migrate --to postgres: see cli/migrate.py
 register_trust_command(app)  # trust: see cli/trust.py
 
 

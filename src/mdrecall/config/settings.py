@@ -112,7 +112,7 @@ class VectorStoreConfig(_Section):
     engine: Literal["numpy", "sqlite-vec"] = "numpy"
     json_embeddings: bool = False
     # numpy engine: score every window exactly on every query. Off, an index of 100k+ windows is first
-    # scored on an int8 copy and its best chunks rescored exactly (vector_index.py; recall in README).
+    # scored on an int8 copy and its best chunks rescored exactly (storage/vectors.py; recall in README).
     exact: bool = False
     # how vectors are stored on disk: "int10" (default: 10-bit values with one scale per vector, 485 bytes a
     # 384-d window; LoCoMo and pydocs figures those of float32 within one question), "float16" (the default
@@ -206,7 +206,7 @@ class HybridConfig(_Section):
     # query (every word required).
     keyword_query: Literal["or", "and"] = "or"
     # share of the min-max fused score given to each chunk's best window, scored on both sides over the same
-    # few lines (window_blend.py); 0 turns it off (the chunk-level fusion alone). Only with mode = "minmax".
+    # few lines (retrieval/window_blend.py); 0 turns it off (the chunk-level fusion alone). Only with mode = "minmax".
     window_weight: float = Field(0.3, ge=0, le=1)
 
     @model_validator(mode="after")

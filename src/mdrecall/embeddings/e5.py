@@ -5,7 +5,7 @@ languages (all-MiniLM-L6-v2 cannot read Chinese), it retrieves conversational me
 packs a batch without padding and multiplies int8 activations by 4-bit weights with AVX2 on every core, so
 per CPU-second it embeds more windows than the numpy MiniLM embeds chunks. Texts longer than the model's
 512 tokens are not truncated by the engine (it averages 510-token pieces); mdrecall anyway embeds short
-windows of lines (see chunk_windows.py).
+windows of lines (see documents/windows.py).
 
 e5 wants "query: " / "passage: " prefixes: the engine adds them (query vs passage entry points).
 

@@ -223,7 +223,7 @@ class Embedder:
             self.on_chunks(count)
 
     def embed(self, chunks: Sequence[Chunk], contexts: Sequence[str] | None = None) -> list[np.ndarray | None]:
-        """Per chunk its vectors: one row per window (chunk_windows.py) for a local model, else one vector of
+        """Per chunk its vectors: one row per window (documents/windows.py) for a local model, else one vector of
         the whole chunk. Each text embedded is `with_context(context, window)`; the cache is keyed by its hash."""
         provider = self.provider
         if provider is None:

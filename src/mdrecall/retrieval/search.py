@@ -561,7 +561,7 @@ def _blend_windows(
     trace: SearchTrace | None = None,
     cache: dict[str, np.ndarray] | None = None,
 ) -> list[Hit]:
-    """Hybrid min-max hits re-scored with their best window (window_blend.py), when windows are stored."""
+    """Hybrid min-max hits re-scored with their best window (retrieval/window_blend.py), when windows are stored."""
     from mdrecall.indexing.sync import window_plan
     from mdrecall.retrieval.window_blend import best_window_scores, blend
 

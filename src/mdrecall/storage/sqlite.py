@@ -452,7 +452,7 @@ class Store:
     `json_embeddings` also writes the spec's JSON vector into chunks.embedding (off: it would double the file).
     `encoding` is how new vectors are written (rows of any encoding are read); float32 here, the exact
     primitive, while the config's default (store.vector.encoding, which MemoryIndex passes) is float16.
-    `exact_vectors` keeps the numpy engine exact at every size (no int8 first pass, vector_index.py).
+    `exact_vectors` keeps the numpy engine exact at every size (no int8 first pass, storage/vectors.py).
     `compress_text` writes chunk text zlib-compressed (store.compressText); rows of either kind are read, in
     SQL through `chunk_text(text)`, which every connection of a Store has.
     """
