@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from local_http import LocalHttpServer
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -61,104 +63,59 @@ def message_events(reply: str, model: str, message_id: str = "msg_fake_01") -> l
     ]
 
 
-class FakeAnthropic:
-    """A threaded HTTP server on 127.0.0.1 (an ephemeral port) that records requests and replies `reply`."""
+class FakeAnthropic(LocalHttpServer):
+    """The Messages API's two routes; every request body is kept in `requests`, every path in `paths`."""
 
     def __init__(self, reply: str = "Noted.") -> None:
+        super().__init__()
         self.reply = reply
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self._lock = threading.Lock()
-        outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def _head(self, handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)  # a reachability probe
+        handler.send_header("content-length", "0")
+        handler.end_headers()
 
-            def log_message(self, *args: Any) -> None:  # quiet
-                pass
-
-            def _body(self) -> dict[str, Any]:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    data = json.loads(raw or b"{}")
-                except ValueError:
-                    data = {"_raw": raw.decode("utf-8", "replace")}
-                return data if isinstance(data, dict) else {"_body": data}
-
-            def _json(self, status: int, value: dict[str, Any]) -> None:
-                body = json.dumps(value).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:  # noqa: N802
-                with outer._lock:
-                    outer.paths.append(f"GET {self.path}")
-                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not here"}})
-
-            def do_HEAD(self) -> None:  # noqa: N802
-                self.send_response(200)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = self._body()
-                path = self.path.split("?")[0]
-                with outer._lock:
-                    outer.paths.append(f"POST {self.path}")
-                if path.endswith("/v1/messages/count_tokens"):
-                    self._json(200, {"input_tokens": 100})
-                    return
-                if not path.endswith("/v1/messages"):
-                    self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
-                    return
-                with outer._lock:
-                    outer.requests.append(body)
-                model = str(body.get("model") or "claude-fake")
-                if body.get("stream"):
-                    self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
-                    self.send_header("cache-control", "no-cache")
-                    self.send_header("connection", "close")
-                    self.end_headers()
-                    for event in message_events(outer.reply, model):
-                        self.wfile.write(event)
-                        self.wfile.flush()
-                    self.close_connection = True
-                    return
-                self._json(
-                    200,
-                    {
-                        "id": "msg_fake_01",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": model,
-                        "content": [{"type": "text", "text": outer.reply}],
-                        "stop_reason": "end_turn",
-                        "stop_sequence": None,
-                        "usage": {"input_tokens": 12, "output_tokens": 3},
-                    },
-                )
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> FakeAnthropic:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def _handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        if method == "GET":
+            with self._lock:
+                self.paths.append(f"GET {handler.path}")
+            self.send_payload(
+                handler, 404, {"type": "error", "error": {"type": "not_found_error", "message": "not here"}}
+            )
+            return
+        body = self.read_json(handler)
+        path = handler.path.split("?")[0]
+        with self._lock:
+            self.paths.append(f"POST {handler.path}")
+        if path.endswith("/v1/messages/count_tokens"):
+            self.send_payload(handler, 200, {"input_tokens": 100})
+            return
+        if not path.endswith("/v1/messages"):
+            self.send_payload(handler, 404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+            return
+        with self._lock:
+            self.requests.append(body)
+        model = str(body.get("model") or "claude-fake")
+        if body.get("stream"):
+            self.send_events(handler, message_events(self.reply, model))
+            return
+        self.send_payload(
+            handler,
+            200,
+            {
+                "id": "msg_fake_01",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [{"type": "text", "text": self.reply}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 12, "output_tokens": 3},
+            },
+        )
 
     def texts(self) -> list[str]:
         """Every text the model was sent (system blocks and message contents), one string per request."""

@@ -9,9 +9,10 @@ Every request body is recorded in `requests`.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from local_http import LocalHttpServer
 
 
 def _event(kind: str, data: dict[str, Any]) -> bytes:
@@ -51,69 +52,24 @@ def response_events(reply: str, model: str, rid: str = "resp_fake_1") -> list[by
     ]
 
 
-class FakeResponses:
+class FakeResponses(LocalHttpServer):
     def __init__(self, reply: str = "Noted.") -> None:
+        super().__init__()
         self.reply = reply
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
-        outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, body: bytes, kind: str) -> None:
-                self.send_response(status)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:  # noqa: N802
-                outer.paths.append(f"GET {self.path}")
-                if self.path.rstrip("/").endswith("/models"):
-                    self._send(
-                        200, json.dumps({"object": "list", "data": [], "models": []}).encode(), "application/json"
-                    )
-                    return
-                self._send(404, b"{}", "application/json")
-
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                outer.paths.append(f"POST {self.path}")
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {"_raw": raw.decode("utf-8", "replace")}
-                if not self.path.split("?")[0].endswith("/responses"):
-                    self._send(404, b"{}", "application/json")
-                    return
-                outer.requests.append(body)
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("connection", "close")
-                self.end_headers()
-                for event in response_events(outer.reply, str(body.get("model") or "fake")):
-                    self.wfile.write(event)
-                    self.wfile.flush()
-                self.close_connection = True
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> FakeResponses:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def _handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        self.paths.append(f"{method} {handler.path}")
+        if method == "GET":
+            if handler.path.rstrip("/").endswith("/models"):
+                self.send_payload(handler, 200, {"object": "list", "data": [], "models": []})
+            else:
+                self.send_payload(handler, 404, {})
+            return
+        body = self.read_json(handler)
+        if not handler.path.split("?")[0].endswith("/responses"):
+            self.send_payload(handler, 404, {})
+            return
+        self.requests.append(body)
+        self.send_events(handler, response_events(self.reply, str(body.get("model") or "fake")))

@@ -36,6 +36,34 @@ class LocalHttpServer:
     def _handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         raise NotImplementedError
 
+    def _head(self, handler: BaseHTTPRequestHandler) -> None:
+        """HEAD: unsupported, as http.server answers it, unless a fake says otherwise."""
+        handler.send_error(501, "Unsupported method ('HEAD')")
+
+    @staticmethod
+    def read_json(handler: BaseHTTPRequestHandler) -> dict[str, Any]:
+        """The request's JSON object body (`{}` when empty; `{"_raw": text}` when it is not JSON)."""
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length) if length else b""
+        try:
+            data = json.loads(raw or b"{}")
+        except ValueError:
+            return {"_raw": raw.decode("utf-8", "replace")}
+        return data if isinstance(data, dict) else {"_body": data}
+
+    @staticmethod
+    def send_events(handler: BaseHTTPRequestHandler, events: list[bytes]) -> None:
+        """Server-sent events, one write each, then the connection closes (the stream's end)."""
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Cache-Control", "no-cache")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        for event in events:
+            handler.wfile.write(event)
+            handler.wfile.flush()
+        handler.close_connection = True
+
     @staticmethod
     def send_payload(
         handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None
@@ -69,6 +97,9 @@ class LocalHttpServer:
 
             def do_POST(self) -> None:  # noqa: N802
                 fake._handle(self, "POST")
+
+            def do_HEAD(self) -> None:  # noqa: N802
+                fake._head(self)
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence request logs
                 return
