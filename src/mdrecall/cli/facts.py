@@ -49,6 +49,14 @@ def _with_store(ctx: typer.Context, body: Callable[[Any], None]) -> None:
         fail(str(err))
 
 
+def _print_result(result: Any, as_json: bool) -> None:
+    """A store / edit / forget result: its JSON, or its one-line message."""
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        sys.stdout.write(result.message + "\n")
+
+
 def _show_fact(fact: dict[str, Any], score: float | None = None) -> None:
     extra = f"  score {score:.3f}" if score is not None else ""
     sys.stdout.write(f"{fact['id']}  [{fact['category']}]  {fact['date']}{extra}\n    {fact['text']}\n")
@@ -65,11 +73,7 @@ def facts_store(
     """Store a memory (not stored twice: a near-identical one is reported instead)."""
 
     def body(store: Any) -> None:
-        result = store.store(text, importance=importance, category=category, source="cli")
-        if as_json:
-            print_json(result.to_dict())
-        else:
-            sys.stdout.write(result.message + "\n")
+        _print_result(store.store(text, importance=importance, category=category, source="cli"), as_json)
 
     _with_store(ctx, body)
 
@@ -110,11 +114,7 @@ def facts_edit(
         fail("give the new text, --category or --importance")
 
     def body(store: Any) -> None:
-        result = store.edit(fact_id, text, category=category, importance=importance)
-        if as_json:
-            print_json(result.to_dict())
-        else:
-            sys.stdout.write(result.message + "\n")
+        _print_result(store.edit(fact_id, text, category=category, importance=importance), as_json)
 
     _with_store(ctx, body)
 
@@ -132,10 +132,9 @@ def facts_forget(
 
     def body(store: Any) -> None:
         result = store.forget(fact_id, query)
+        _print_result(result, as_json)
         if as_json:
-            print_json(result.to_dict())
             return
-        sys.stdout.write(result.message + "\n")
         for hit in result.candidates:
             _show_fact(hit.fact.to_dict(), hit.score)
 
