@@ -169,3 +169,15 @@ def test_cli_says_when_the_builtin_index_answered(
     shown = _cli(tmp_path, qmd_workspace, "status")
     assert "not available" in shown.output and "qmd fallback" in shown.output
     assert json.loads(_cli(tmp_path, qmd_workspace, "status", "--json").output)["servedBy"] == "builtin"
+
+
+def test_request_sync_never_blocks_and_reaches_qmd(qmd_workspace: Path, fake_qmd: FakeQmd, make_qmd) -> None:
+    """The protocol's request_sync queues the builtin's background sync; qmd hears of it when it ends."""
+    backend = make_qmd({"update": {"debounceMs": 0}})
+    backend.sync()
+    updates = len(fake_qmd.calls("update"))
+    (qmd_workspace / "memory" / "2026-02-01.md").write_text("# 2026-02-01\n\nThe heron nests by the dam.\n")
+    backend.request_sync("search")
+    assert backend.wait_idle(30)
+    assert backend.dirty_files() == []
+    assert len(fake_qmd.calls("update")) > updates

@@ -87,7 +87,8 @@ class FallbackBackend:
         return self.fallback.full_reindex_reason()
 
     def request_sync(self, reason: str = "search") -> None:
-        self.ensure_fresh()
+        """The builtin index's background sync; its report reaches qmd through `_builtin_synced`."""
+        self.fallback.request_sync(reason)
 
     def discover(self) -> list[MemoryFile]:
         return self.fallback.discover()
