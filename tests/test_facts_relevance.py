@@ -3,6 +3,7 @@ calibration, and the capture classifier shipped beside the rules."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ FACTS = [
     "The staging API token is [REDACTED] for the deploy script.",
     "We decided to deploy the API on Fly.io instead of Heroku.",
     "I use Neovim for everything.",
+    "Meine Schwester Anja wohnt in Hamburg.",
 ]
 
 
@@ -77,6 +79,59 @@ def test_unrelated_prompts_get_nothing_injected(e5_store: FactStore, prompt: str
 def test_questions_about_a_fact_get_it_injected(e5_store: FactStore, prompt: str, fact: str) -> None:
     block = auto_recall(e5_store, prompt)
     assert fact in block
+
+
+@pytest.mark.parametrize(
+    ("prompt", "fact"),
+    [
+        ("¿A qué es alérgica Sam?", "Sam is allergic to walnuts."),
+        ("Quel éditeur de texte j'utilise ?", "I use Neovim for everything."),
+        ("Where does my sister live?", "Meine Schwester Anja wohnt in Hamburg."),
+    ],
+)
+def test_a_question_in_another_language_than_the_fact_gets_it_first(
+    e5_store: FactStore, prompt: str, fact: str
+) -> None:
+    # the language is taken out of the vectors: a question does not land on a fact for sharing its language
+    hits = e5_store.recall(prompt, limit=5, min_score=-1.0)
+    assert hits[0].fact.text == fact, [(h.fact.text, round(h.score, 3)) for h in hits]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "fact"),
+    [
+        ("¿A qué es alérgica Sam?", "walnuts"),
+        ("Where does my sister live?", "Hamburg"),
+        ("Wo hosten wir die API?", "Fly.io"),
+    ],
+)
+def test_a_question_in_another_language_gets_the_fact_injected(e5_store: FactStore, prompt: str, fact: str) -> None:
+    assert fact in auto_recall(e5_store, prompt)
+
+
+@pytest.mark.parametrize("prompt", ["Was ist der Unterschied zwischen TCP und UDP?", "Danke, das hat geholfen!"])
+def test_a_prompt_sharing_only_the_language_of_a_fact_gets_nothing(e5_store: FactStore, prompt: str) -> None:
+    assert auto_recall(e5_store, prompt) == ""
+
+
+def test_e5_facts_are_stored_as_passages_and_as_queries(tmp_path: Path, local_provider) -> None:  # noqa: F811
+    settings = make_settings(tmp_path / "ws", tmp_path / "state")
+    with FactStore(settings, local_provider) as store:
+        assert store.calibration().query_view
+        store.store("The office wifi network is called Bluefin-5G.")
+        table = store._open_table()
+        assert {"vector", "qvector"} <= set(table.schema.names)
+        [row] = table.to_arrow().to_pylist()
+        assert row["vector"] != row["qvector"]  # "passage: ..." and "query: ..." differ
+        assert "Bluefin-5G" in auto_recall(store, "Which network do I join at work?")
+        # a table written before the query view (its meta has no queryView) is rebuilt from facts.md
+        meta = json.loads(store._meta_path().read_text())
+        del meta["queryView"]
+        store._meta_path().write_text(json.dumps(meta))
+    with FactStore(settings, local_provider) as store:
+        assert "Bluefin-5G" in auto_recall(store, "Which network do I join at work?")
+        assert store.rebuilt_reason == "queryView changed"
+        assert "qvector" in store._open_table().schema.names
 
 
 def test_a_configured_threshold_wins(e5_store: FactStore, tmp_path: Path, local_provider) -> None:  # noqa: F811

@@ -6,22 +6,33 @@ against its own answer; some facts (short ones, non-English ones) are near every
 cosine threshold cannot tell them apart, and a keyword share weighted half (the earlier 0.5 / 0.5 hybrid)
 lets one stray shared word ("use", "my") outrank the fact that answers the question.
 
-The score here is CSLS (cross-domain similarity local scaling) with mean neighbourhoods:
+The score here is CSLS (cross-domain similarity local scaling) with mean neighbourhoods, computed after
+taking the language out of the vectors:
 
     relevance(q, f) = 2 cos(q, f) - cos(q, mean_fact) - cos(f, mean_prompt) + keyword_weight * keyword(q, f)
 
-`mean_fact` and `mean_prompt` are the mean vectors of background texts embedded by the same model: the
-memorable statements and the everyday prompts (questions, requests, chatter) of the capture dev sets in
-`bench/quality/` (not the recall set). The first term is the similarity; the second removes what a prompt
-shares with any fact (a vague or chatty prompt), the third what a fact shares with any prompt (a hub). The
-keyword share (stop words aside) only breaks near-ties. Both mean vectors are shipped per model in
-`recall_<model>.npz`, written by `bench/quality/recall_eval.py --calibrate`.
+The first term is the similarity; the second removes what a prompt shares with any fact (a vague or chatty
+prompt), the third what a fact shares with any prompt (a hub). `mean_fact` and `mean_prompt` are the mean
+vectors of background texts embedded by the same model: the memorable statements and the everyday prompts
+(questions, requests, chatter) of the capture dev sets in `bench/quality/` (never the recall sets).
 
-Thresholds are measured per model on the dev half of `bench/quality/recall_set.jsonl` (45 facts, 62
-paraphrased questions, 125 unrelated prompts in 9 languages) and never carried over from another model:
-the lowest threshold that injects something for at most 5 % of the dev half's unrelated prompts. Models
-without a calibration (remote providers, models added later) keep the earlier score: rescaled cosine and
-keyword share weighted by `query.hybrid`, threshold `facts.recallMinScore` or 0.2.
+Language: a small model puts two texts of the same language closer than their meaning alone would (a
+French question lands on the Portuguese fact, a Korean chat line on the Chinese one). The directions along
+which one language's background texts differ from the others' (one per background language, 7-8 of 384)
+are projected out of every vector before the cosines.
+
+Query view (models with query/passage prefixes, such as e5): a fact is also embedded as a query, stored in
+the table beside its passage vector, and the score is the mean of the CSLS against both; a question is
+often closer to a fact phrased the same way than to the fact as a passage.
+
+The keyword share (stop words aside) only breaks near-ties. The language directions and the mean vectors
+are shipped per model in `recall_<model>.npz`, written by `bench/quality/recall_eval.py --calibrate`.
+
+Thresholds are measured per model on `bench/quality/recall_set.jsonl` (45 facts, 62 paraphrased questions,
+125 unrelated prompts in 9 languages) and never carried over from another model: the lowest threshold that
+injects something for at most 5 % of its unrelated prompts. `bench/quality/recall_heldout.jsonl` is only
+measured. Models without a calibration (remote providers, models added later) keep the earlier score:
+rescaled cosine and keyword share weighted by `query.hybrid`, threshold `facts.recallMinScore` or 0.2.
 """
 
 from __future__ import annotations
@@ -45,34 +56,40 @@ class RecallCalibration:
     # forget by query deletes the top fact only when it scores at least forget_min and forget_margin ahead
     forget_min: float
     forget_margin: float
+    # also score against the facts embedded as queries (models with query/passage prefixes, such as e5)
+    query_view: bool = False
 
 
 # The one place where per-model recall thresholds live. Measured by `bench/quality/recall_eval.py
-# --calibrate` on the dev half of recall_set.jsonl (31 questions, 63 unrelated prompts):
-# - min_score: the lowest threshold that injects something for at most 5 % of the dev unrelated prompts;
-# - keyword_weight: the smallest non-zero weight within one dev question of the best weight, both for "right
-#   fact injected" and "right fact ranked first" (a larger one lets a stray shared word such as "use"
-#   outrank the fact that answers: "which indentation do I use");
+# --calibrate` on the dev and test splits of recall_set.jsonl (62 questions, 125 unrelated prompts):
+# - min_score: the lowest threshold that injects something for at most 5 % of those unrelated prompts;
+# - keyword_weight: 0.025 for every model, the smallest non-zero weight tried: a larger one gains at most two
+#   of the 62 questions and lets a stray shared word outrank the fact that answers (e5 at 0.05: "which
+#   indentation do I use" -> "I use Neovim for everything." above "I prefer tabs over spaces.");
 # - forget_min = min_score; forget_margin = the median gap between the right fact and the runner-up on the
-#   dev questions it answers first.
-# Dev figures at keyword weight 0 / 0.025 / 0.05 / 0.1 / 0.2 (threshold; right fact injected; ranked first):
-#   multilingual-e5-small      .099-.102; .710/.742/.742/.742/.774; .774 at every weight; gap(.025) .118
-#   all-MiniLM-L6-v2           .594;      .710 at every weight;     .710/.742/.742/.742/.742; gap .579
-#   wordllama-l2-supercat-256  .585-.623; .548/.548/.548/.581/.581; .677/.677/.677/.677/.710; gap .507
-# The held-out half's figures are in docs/facts.md.
+#   questions it answers first.
+# Figures at keyword weight 0 / 0.025 / 0.05 / 0.1 (threshold; right fact injected; ranked first):
+#   multilingual-e5-small      .066-.073; .839/.839/.871/.823; .903/.903/.887/.871; gap(.025) .115
+#   all-MiniLM-L6-v2           .514;      .774/.774/.790/.790; .839 at every weight;  gap(.025) .573
+#   wordllama-l2-supercat-256  .545;      .613/.613/.613/.629; .742/.742/.742/.758; gap(.025) .563
+# The held-out set's figures are in docs/facts.md.
 CALIBRATIONS: dict[str, RecallCalibration] = {
-    "multilingual-e5-small": RecallCalibration("multilingual-e5-small", "recall_e5.npz", 0.099, 0.025, 0.099, 0.118),
-    "all-MiniLM-L6-v2": RecallCalibration("all-MiniLM-L6-v2", "recall_minilm.npz", 0.594, 0.025, 0.594, 0.579),
+    "multilingual-e5-small": RecallCalibration(
+        "multilingual-e5-small", "recall_e5.npz", 0.066, 0.025, 0.066, 0.115, query_view=True
+    ),
+    "all-MiniLM-L6-v2": RecallCalibration("all-MiniLM-L6-v2", "recall_minilm.npz", 0.514, 0.025, 0.514, 0.573),
     "wordllama-l2-supercat-256": RecallCalibration(
-        "wordllama-l2-supercat-256", "recall_wordllama.npz", 0.592, 0.025, 0.592, 0.507
+        "wordllama-l2-supercat-256", "recall_wordllama.npz", 0.545, 0.025, 0.545, 0.563
     ),
 }
 
 
 @dataclass(frozen=True)
 class Background:
-    mean_fact: np.ndarray
-    mean_prompt: np.ndarray
+    mean_fact: np.ndarray  # mean of typical memorable statements (passages), in the language-free space
+    mean_prompt: np.ndarray  # mean of typical everyday prompts (queries), in the language-free space
+    language: np.ndarray  # rows: directions along which texts of one language differ from the others (k x dims)
+    mean_fact_query: np.ndarray | None = None  # the statements embedded as queries (query view models only)
 
 
 def model_of(provider: Any) -> str | None:
@@ -96,17 +113,31 @@ def background(name: str) -> Background | None:
     if not path.is_file():
         return None
     with np.load(path, allow_pickle=False) as data:
-        return Background(np.asarray(data["mean_fact"], np.float32), np.asarray(data["mean_prompt"], np.float32))
+        dims = data["mean_fact"].shape[0]
+        language = np.asarray(data["language"], np.float32) if "language" in data else np.zeros((0, dims), np.float32)
+        fact_query = np.asarray(data["mean_fact_query"], np.float32) if "mean_fact_query" in data else None
+        return Background(
+            np.asarray(data["mean_fact"], np.float32), np.asarray(data["mean_prompt"], np.float32), language, fact_query
+        )
 
 
-def csls_scores(query: np.ndarray, facts: np.ndarray, bg: Background) -> np.ndarray:
-    """2 cos(q, f) - mean cos(q, background facts) - mean cos(f, background prompts) (one fact per row)."""
-    q = _unit(np.asarray(query, np.float32).reshape(-1))
-    f = np.asarray(facts, np.float32)
-    f = f / np.maximum(np.linalg.norm(f, axis=1, keepdims=True), 1e-12)
-    return 2.0 * (f @ q) - float(q @ bg.mean_fact) - f @ bg.mean_prompt
+def language_free(vectors: np.ndarray, language: np.ndarray) -> np.ndarray:
+    """Unit vectors with their part along the language directions taken out (one vector per row)."""
+    v = np.atleast_2d(np.asarray(vectors, np.float32))
+    if len(language):
+        v = v - (v @ language.T) @ language
+    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
-    norm = float(np.linalg.norm(v))
-    return v / norm if norm > 1e-12 else v
+def relevance_scores(
+    query: np.ndarray, facts: np.ndarray, bg: Background, fact_queries: np.ndarray | None = None
+) -> np.ndarray:
+    """CSLS of the prompt against each fact (one per row) in the language-free space; with `fact_queries`
+    (the facts embedded as queries) the mean of the passage view and the query view."""
+    q = language_free(query, bg.language)[0]
+    f = language_free(facts, bg.language)
+    scores = 2.0 * (f @ q) - float(q @ bg.mean_fact) - f @ bg.mean_prompt
+    if fact_queries is not None and bg.mean_fact_query is not None:
+        fq = language_free(fact_queries, bg.language)
+        scores = (scores + 2.0 * (fq @ q) - float(q @ bg.mean_fact_query) - fq @ bg.mean_prompt) / 2.0
+    return scores
