@@ -196,7 +196,7 @@ def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, A
                 gaps.append(float(scores[i, order[0]] - scores[i, order[1]]))
         n = int((~unrelated).sum())
         print(
-            f"  keyword weight {weight}: threshold {threshold:.3f}, questions right fact {right / n:.3f}, "
+            f"  keyword weight {weight}: threshold {threshold:.4f}, questions right fact {right / n:.3f}, "
             f"first {first / n:.3f}, median top-1 gap {np.median(gaps):.3f}"
         )
 
@@ -226,7 +226,7 @@ def main() -> int:
         for split in (*SPLITS, "dev+test"):
             s = r[split]
             print(
-                f"| {r['model']} | {r['score']} | {r['minScore']:.3f} | {split} | {s['unrelated']:.1%} | "
+                f"| {r['model']} | {r['score']} | {r['minScore']:.4g} | {split} | {s['unrelated']:.1%} | "
                 f"{s['right']:.1%} | {s['first']:.1%} |"
             )
     if args.show_misses:
