@@ -5,10 +5,12 @@
 
 `bench/quality/recall_set.jsonl` holds 45 stored facts, 62 paraphrased questions about them (each names its
 fact) and 125 prompts unrelated to every fact (coding requests, general questions, chat), in 9 languages,
-each prompt marked `dev` or `test`; both halves are used to choose the method and the thresholds.
-`bench/quality/recall_heldout.jsonl` (split `heldout`: 67 more questions about the same facts, 29 of them in
-another language than the fact, and 82 more unrelated prompts in 9 languages) was written before the method
-was changed and is only measured, never tuned on.
+each prompt marked `dev` or `test`. `bench/quality/recall_heldout.jsonl` (split `heldout`: 67 more
+questions about the same facts, 29 of them in another language than the fact, and 82 more unrelated prompts
+in 9 languages) was written before the language-free score, measured once with it, and then joined the
+tuning data. `bench/quality/recall_heldout2.jsonl` (split `heldout2`: 47 questions, 22 in another language
+than the fact, 72 unrelated prompts in 9 languages) was written before that tuning and is only measured.
+The tuning splits (dev, test, heldout) choose the method, the weights and the thresholds.
 
 The measurement runs the real thing: a FactStore (LanceDB, the real embedding model) holding the 45 facts,
 `auto_recall(store, prompt)` for the injection (the UserPromptSubmit hook's call) and `store.recall(q)` for
@@ -19,7 +21,7 @@ earlier score (rescaled cosine + keyword share, `query.hybrid` weights, threshol
 `--calibrate` embeds the background texts (the capture dev sets' memorable statements as passages, and as
 queries for models with query/passage prefixes; their everyday prompts as queries; never the recall sets),
 finds the directions along which one language's texts differ from the others', writes them and the mean
-vectors to `src/mdrecall/facts/recall_<model>.npz`, scores the dev and test splits and prints, per keyword
+vectors to `src/mdrecall/facts/recall_<model>.npz`, scores the tuning splits and prints, per keyword
 weight, the lowest threshold that injects something for at most 5 % of their unrelated prompts, to be copied
 into `CALIBRATIONS` in `src/mdrecall/facts/relevance.py`.
 Figures are quality, not speed; timings are not taken.
@@ -47,9 +49,11 @@ from mdrecall.facts.store import FILE_HEADER, Fact, FactStore, auto_recall, keyw
 
 QUALITY = ROOT / "bench" / "quality"
 RECALL_SET = QUALITY / "recall_set.jsonl"
-HELDOUT_SET = QUALITY / "recall_heldout.jsonl"  # written after the first method, measured once at the end
-TUNING_SPLITS = ("dev", "test")
-SPLITS = ("dev", "test", "heldout")
+# recall_heldout.jsonl was written before the method changed and measured once, then used for tuning;
+# recall_heldout2.jsonl was written before that tuning and is only measured
+HELDOUT_SETS = [QUALITY / "recall_heldout.jsonl", QUALITY / "recall_heldout2.jsonl"]
+TUNING_SPLITS = ("dev", "test", "heldout")
+SPLITS = ("dev", "test", "heldout", "heldout2")
 BACKGROUND_SETS = ["capture_set.jsonl", "capture_heldout.jsonl", "capture_heldout2.jsonl", "capture_dev3.jsonl"]
 MODELS = {"e5-small": "e5-small", "minilm": "minilm", "wordllama": "wordllama"}
 MAX_UNRELATED = 0.05
@@ -58,7 +62,7 @@ DEFAULT_OUT = ROOT / "bench" / "results" / "recall_injection.json"
 
 def load_set() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     rows = []
-    for path in (RECALL_SET, HELDOUT_SET):
+    for path in (RECALL_SET, *HELDOUT_SETS):
         rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [r for r in rows if r["kind"] == "fact"], [r for r in rows if r["kind"] != "fact"]
 
@@ -108,7 +112,7 @@ def measure(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, Any
             "n_questions": c["right"][1],
         }
     both = {k: [sum(counts[s][k][i] for s in TUNING_SPLITS) for i in (0, 1)] for k in counts["dev"]}
-    table["dev+test"] = {k: round(v[0] / v[1], 3) for k, v in both.items()}
+    table["tuning"] = {k: round(v[0] / v[1], 3) for k, v in both.items()}
     return {
         "model": model,
         "score": "calibrated" if calibration else "weighted (uncalibrated)",
@@ -132,7 +136,7 @@ def language_directions(vectors: np.ndarray, langs: list[str]) -> np.ndarray:
 
 
 def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, Any]]) -> None:
-    """Write the background file; print thresholds chosen on the tuning splits (dev and test, never heldout)."""
+    """Write the background file; print thresholds chosen on the tuning splits (never heldout2)."""
     provider = create_local_provider(LocalConfig(), model=model)
     rows = []
     for name in BACKGROUND_SETS:
@@ -171,15 +175,14 @@ def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, A
     fact_matrix = np.asarray(provider.embed_batch([f["text"] for f in facts]), np.float32)
     fact_queries = as_queries([f["text"] for f in facts]) if query_view else None
     ids = [f["id"] for f in facts]
-    vec = np.stack(
-        [relevance.relevance_scores(provider.embed_query(p["text"]), fact_matrix, bg, fact_queries) for p in tune]
-    )
+    query_vectors = [provider.embed_query(p["text"]) for p in tune]
     kw = np.array([[keyword_score(p["text"], f["text"]) for f in facts] for p in tune])
     print(
         f"{provider.model}: wrote {target.relative_to(ROOT)} ({len(language)} language directions, "
         f"query view {query_view})"
     )
-    for weight in (0.0, 0.025, 0.05, 0.1):
+    vec = np.stack([relevance.relevance_scores(v, fact_matrix, bg, fact_queries) for v in query_vectors])
+    for weight in (0.0, 0.025, 0.05):
         scores = vec + weight * kw
         unrelated = np.array([p["kind"] == "unrelated" for p in tune])
         top = np.sort(scores[unrelated].max(1))
@@ -196,8 +199,8 @@ def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, A
                 gaps.append(float(scores[i, order[0]] - scores[i, order[1]]))
         n = int((~unrelated).sum())
         print(
-            f"  keyword weight {weight}: threshold {threshold:.4f}, questions right fact {right / n:.3f}, "
-            f"first {first / n:.3f}, median top-1 gap {np.median(gaps):.3f}"
+            f"  keyword weight {weight}: threshold {threshold:.4f}, "
+            f"questions right fact {right / n:.3f}, first {first / n:.3f}, median top-1 gap {np.median(gaps):.3f}"
         )
 
 
@@ -223,7 +226,7 @@ def main() -> int:
     )
     print("| --- | --- | ---: | --- | ---: | ---: | ---: |")
     for r in results:
-        for split in (*SPLITS, "dev+test"):
+        for split in (*SPLITS, "tuning"):
             s = r[split]
             print(
                 f"| {r['model']} | {r['score']} | {r['minScore']:.4g} | {split} | {s['unrelated']:.1%} | "

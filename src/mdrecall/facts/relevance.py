@@ -12,9 +12,10 @@ taking the language out of the vectors:
     relevance(q, f) = 2 cos(q, f) - cos(q, mean_fact) - cos(f, mean_prompt) + keyword_weight * keyword(q, f)
 
 The first term is the similarity; the second removes what a prompt shares with any fact (a vague or chatty
-prompt), the third what a fact shares with any prompt (a hub). `mean_fact` and `mean_prompt` are the mean
-vectors of background texts embedded by the same model: the memorable statements and the everyday prompts
-(questions, requests, chatter) of the capture dev sets in `bench/quality/` (never the recall sets).
+prompt), the third what a fact shares with any prompt (a hub).
+`mean_fact` and `mean_prompt` are the mean vectors of background texts embedded by the same model: the
+memorable statements and the everyday prompts (questions, requests, chatter) of the capture dev sets in
+`bench/quality/` (never the recall sets).
 
 Language: a small model puts two texts of the same language closer than their meaning alone would (a
 French question lands on the Portuguese fact, a Korean chat line on the Chinese one). The directions along
@@ -29,9 +30,10 @@ The keyword share (stop words aside) only breaks near-ties. The language directi
 are shipped per model in `recall_<model>.npz`, written by `bench/quality/recall_eval.py --calibrate`.
 
 Thresholds are measured per model on `bench/quality/recall_set.jsonl` (45 facts, 62 paraphrased questions,
-125 unrelated prompts in 9 languages) and never carried over from another model: the lowest threshold that
-injects something for at most 5 % of its unrelated prompts. `bench/quality/recall_heldout.jsonl` is only
-measured. Models without a calibration (remote providers, models added later) keep the earlier score:
+125 unrelated prompts in 9 languages) and `recall_heldout.jsonl` (67 questions, 82 unrelated prompts), never
+carried over from another model: the lowest threshold that injects something for at most 5 % of their
+unrelated prompts. `bench/quality/recall_heldout2.jsonl` is only measured. Models without a calibration
+(remote providers, models added later) keep the earlier score:
 rescaled cosine and keyword share weighted by `query.hybrid`, threshold `facts.recallMinScore` or 0.2.
 """
 
@@ -61,25 +63,28 @@ class RecallCalibration:
 
 
 # The one place where per-model recall thresholds live. Measured by `bench/quality/recall_eval.py
-# --calibrate` on the dev and test splits of recall_set.jsonl (62 questions, 125 unrelated prompts):
+# --calibrate` on the tuning splits (dev, test, heldout: 129 questions, 207 unrelated prompts):
 # - min_score: the lowest threshold that injects something for at most 5 % of those unrelated prompts;
-# - keyword_weight: 0.025 for every model, the smallest non-zero weight tried: a larger one gains at most two
-#   of the 62 questions and lets a stray shared word outrank the fact that answers (e5 at 0.05: "which
+# - keyword_weight: 0.025 for every model, the smallest non-zero weight tried: a larger one gains at most three
+#   of the 129 questions and lets a stray shared word outrank the fact that answers (e5 at 0.05: "which
 #   indentation do I use" -> "I use Neovim for everything." above "I prefer tabs over spaces.");
 # - forget_min = min_score; forget_margin = the median gap between the right fact and the runner-up on the
 #   questions it answers first.
-# Figures at keyword weight 0 / 0.025 / 0.05 / 0.1 (threshold; right fact injected; ranked first):
-#   multilingual-e5-small      .0662-.0731; .839/.839/.871/.823; .903/.903/.887/.871; gap(.025) .115
-#   all-MiniLM-L6-v2           .514;      .774/.774/.790/.790; .839 at every weight;  gap(.025) .573
-#   wordllama-l2-supercat-256  .545;      .613/.613/.613/.629; .742/.742/.742/.758; gap(.025) .563
-# The held-out set's figures are in docs/facts.md.
+# Figures at keyword weight 0 / 0.025 / 0.05 (right fact injected; ranked first):
+#   multilingual-e5-small      .822/.814/.837; .899/.907/.899; threshold(.025) .0731, gap .097
+#   all-MiniLM-L6-v2           .713/.713/.705; .760 each;      threshold(.025) .5029, gap .534
+#   wordllama-l2-supercat-256  .566 each;      .713 each;      threshold(.025) .5402, gap .450
+# Weighting the two mean similarities 1.5 instead of 1 gained e5 a few questions (.860 at 0.025) but put
+# "I use Neovim" above "I prefer tabs" for "which indentation do I use" at any keyword weight, and missed
+# "which hosting provider do we deploy to" without one: not taken.
+# The figures of the set kept out of the tuning (heldout2) are in docs/facts.md.
 CALIBRATIONS: dict[str, RecallCalibration] = {
     "multilingual-e5-small": RecallCalibration(
-        "multilingual-e5-small", "recall_e5.npz", 0.0662, 0.025, 0.0662, 0.115, query_view=True
+        "multilingual-e5-small", "recall_e5.npz", 0.0731, 0.025, 0.0731, 0.097, query_view=True
     ),
-    "all-MiniLM-L6-v2": RecallCalibration("all-MiniLM-L6-v2", "recall_minilm.npz", 0.514, 0.025, 0.514, 0.573),
+    "all-MiniLM-L6-v2": RecallCalibration("all-MiniLM-L6-v2", "recall_minilm.npz", 0.5029, 0.025, 0.5029, 0.534),
     "wordllama-l2-supercat-256": RecallCalibration(
-        "wordllama-l2-supercat-256", "recall_wordllama.npz", 0.545, 0.025, 0.545, 0.563
+        "wordllama-l2-supercat-256", "recall_wordllama.npz", 0.5402, 0.025, 0.5402, 0.450
     ),
 }
 
