@@ -5,12 +5,12 @@
 
 `bench/quality/recall_set.jsonl` holds 45 stored facts, 62 paraphrased questions about them (each names its
 fact) and 125 prompts unrelated to every fact (coding requests, general questions, chat), in 9 languages,
-each prompt marked `dev` or `test`. `bench/quality/recall_heldout.jsonl` (split `heldout`: 67 more
-questions about the same facts, 29 of them in another language than the fact, and 82 more unrelated prompts
-in 9 languages) was written before the language-free score, measured once with it, and then joined the
-tuning data. `bench/quality/recall_heldout2.jsonl` (split `heldout2`: 47 questions, 22 in another language
-than the fact, 72 unrelated prompts in 9 languages) was written before that tuning and is only measured.
-The tuning splits (dev, test, heldout) choose the method, the weights and the thresholds.
+each prompt marked `dev` or `test`. Three held-out sets ask about the same facts, each written before the
+next change of the method or the thresholds and measured once before it joined the tuning data:
+`recall_heldout.jsonl` (split `heldout`: 67 questions, 29 in another language than the fact, 82 unrelated
+prompts), `recall_heldout2.jsonl` (`heldout2`: 47 questions, 22 cross-language, 72 unrelated) and
+`recall_heldout3.jsonl` (`heldout3`: 45 questions, 18 cross-language, 67 unrelated), which is only measured.
+The tuning splits (dev, test, heldout, heldout2) choose the method, the weights and the thresholds.
 
 The measurement runs the real thing: a FactStore (LanceDB, the real embedding model) holding the 45 facts,
 `auto_recall(store, prompt)` for the injection (the UserPromptSubmit hook's call) and `store.recall(q)` for
@@ -49,11 +49,11 @@ from mdrecall.facts.store import FILE_HEADER, Fact, FactStore, auto_recall, keyw
 
 QUALITY = ROOT / "bench" / "quality"
 RECALL_SET = QUALITY / "recall_set.jsonl"
-# recall_heldout.jsonl was written before the method changed and measured once, then used for tuning;
-# recall_heldout2.jsonl was written before that tuning and is only measured
-HELDOUT_SETS = [QUALITY / "recall_heldout.jsonl", QUALITY / "recall_heldout2.jsonl"]
-TUNING_SPLITS = ("dev", "test", "heldout")
-SPLITS = ("dev", "test", "heldout", "heldout2")
+# Each held-out set was written before the next change, measured once, then added to the tuning data;
+# recall_heldout3.jsonl is only measured.
+HELDOUT_SETS = [QUALITY / f"recall_heldout{n}.jsonl" for n in ("", "2", "3")]
+TUNING_SPLITS = ("dev", "test", "heldout", "heldout2")
+SPLITS = ("dev", "test", "heldout", "heldout2", "heldout3")
 BACKGROUND_SETS = ["capture_set.jsonl", "capture_heldout.jsonl", "capture_heldout2.jsonl", "capture_dev3.jsonl"]
 MODELS = {"e5-small": "e5-small", "minilm": "minilm", "wordllama": "wordllama"}
 MAX_UNRELATED = 0.05
@@ -136,7 +136,7 @@ def language_directions(vectors: np.ndarray, langs: list[str]) -> np.ndarray:
 
 
 def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, Any]]) -> None:
-    """Write the background file; print thresholds chosen on the tuning splits (never heldout2)."""
+    """Write the background file; print thresholds chosen on the tuning splits (never heldout3)."""
     provider = create_local_provider(LocalConfig(), model=model)
     rows = []
     for name in BACKGROUND_SETS:

@@ -30,11 +30,11 @@ The keyword share (stop words aside) only breaks near-ties. The language directi
 are shipped per model in `recall_<model>.npz`, written by `bench/quality/recall_eval.py --calibrate`.
 
 Thresholds are measured per model on `bench/quality/recall_set.jsonl` (45 facts, 62 paraphrased questions,
-125 unrelated prompts in 9 languages) and `recall_heldout.jsonl` (67 questions, 82 unrelated prompts), never
-carried over from another model: the lowest threshold that injects something for at most 5 % of their
-unrelated prompts. `bench/quality/recall_heldout2.jsonl` is only measured. Models without a calibration
-(remote providers, models added later) keep the earlier score:
-rescaled cosine and keyword share weighted by `query.hybrid`, threshold `facts.recallMinScore` or 0.2.
+125 unrelated prompts in 9 languages), `recall_heldout.jsonl` and `recall_heldout2.jsonl` (114 questions,
+154 unrelated prompts), never carried over from another model: the lowest threshold that injects something
+for at most 5 % of their unrelated prompts. `bench/quality/recall_heldout3.jsonl` is only measured. Models
+without a calibration (remote providers, models added later) keep the earlier score: rescaled cosine and
+keyword share weighted by `query.hybrid`, threshold `facts.recallMinScore` or 0.2.
 """
 
 from __future__ import annotations
@@ -63,28 +63,28 @@ class RecallCalibration:
 
 
 # The one place where per-model recall thresholds live. Measured by `bench/quality/recall_eval.py
-# --calibrate` on the tuning splits (dev, test, heldout: 129 questions, 207 unrelated prompts):
+# --calibrate` on the tuning splits (dev, test, heldout, heldout2: 176 questions, 279 unrelated prompts):
 # - min_score: the lowest threshold that injects something for at most 5 % of those unrelated prompts;
-# - keyword_weight: 0.025 for every model, the smallest non-zero weight tried: a larger one gains at most three
-#   of the 129 questions and lets a stray shared word outrank the fact that answers (e5 at 0.05: "which
+# - keyword_weight: 0.025 for every model, the smallest non-zero weight tried: a larger one gains at most one
+#   of the 176 questions and lets a stray shared word outrank the fact that answers (e5 at 0.05: "which
 #   indentation do I use" -> "I use Neovim for everything." above "I prefer tabs over spaces.");
 # - forget_min = min_score; forget_margin = the median gap between the right fact and the runner-up on the
 #   questions it answers first.
 # Figures at keyword weight 0 / 0.025 / 0.05 (right fact injected; ranked first):
-#   multilingual-e5-small      .822/.814/.837; .899/.907/.899; threshold(.025) .0731, gap .097
-#   all-MiniLM-L6-v2           .713/.713/.705; .760 each;      threshold(.025) .5029, gap .534
-#   wordllama-l2-supercat-256  .566 each;      .713 each;      threshold(.025) .5402, gap .450
-# Weighting the two mean similarities 1.5 instead of 1 gained e5 a few questions (.860 at 0.025) but put
-# "I use Neovim" above "I prefer tabs" for "which indentation do I use" at any keyword weight, and missed
-# "which hosting provider do we deploy to" without one: not taken.
-# The figures of the set kept out of the tuning (heldout2) are in docs/facts.md.
+#   multilingual-e5-small      .812/.830/.835; .909/.920/.915; threshold(.025) .0774, gap .105
+#   all-MiniLM-L6-v2           .653 each;      .744 each;      threshold(.025) .5802, gap .558
+#   wordllama-l2-supercat-256  .580 each;      .716 each;      threshold(.025) .5448, gap .484
+# Weighting the two mean similarities 1.5 instead of 1 gained e5 a few questions on dev, test and heldout
+# (.860 against .814 at 0.025) but put "I use Neovim" above "I prefer tabs" for "which indentation do I
+# use" at any keyword weight, and missed "which hosting provider do we deploy to" without one: not taken.
+# The figures of the set kept out of the tuning (heldout3) are in docs/facts.md.
 CALIBRATIONS: dict[str, RecallCalibration] = {
     "multilingual-e5-small": RecallCalibration(
-        "multilingual-e5-small", "recall_e5.npz", 0.0731, 0.025, 0.0731, 0.097, query_view=True
+        "multilingual-e5-small", "recall_e5.npz", 0.0774, 0.025, 0.0774, 0.105, query_view=True
     ),
-    "all-MiniLM-L6-v2": RecallCalibration("all-MiniLM-L6-v2", "recall_minilm.npz", 0.5029, 0.025, 0.5029, 0.534),
+    "all-MiniLM-L6-v2": RecallCalibration("all-MiniLM-L6-v2", "recall_minilm.npz", 0.5802, 0.025, 0.5802, 0.558),
     "wordllama-l2-supercat-256": RecallCalibration(
-        "wordllama-l2-supercat-256", "recall_wordllama.npz", 0.5402, 0.025, 0.5402, 0.450
+        "wordllama-l2-supercat-256", "recall_wordllama.npz", 0.5448, 0.025, 0.5448, 0.484
     ),
 }
 
