@@ -114,6 +114,31 @@ def test_a_prompt_sharing_only_the_language_of_a_fact_gets_nothing(e5_store: Fac
     assert auto_recall(e5_store, prompt) == ""
 
 
+def test_the_prompt_hook_injects_across_languages_and_not_for_chat(tmp_path: Path, local_provider) -> None:  # noqa: F811
+    """The UserPromptSubmit hook (what Claude Code calls before every prompt), real e5 model and LanceDB."""
+    from facts_fixtures import FIXTURES
+    from mdrecall.agents.hooks import HookRunner
+
+    settings = make_settings(tmp_path / "ws", tmp_path / "state")
+    with FactStore(settings, local_provider) as store:
+        for text in FACTS:
+            store.store(text)
+    payload = json.loads((FIXTURES / "UserPromptSubmit.json").read_text().replace("__CWD__", str(tmp_path)))
+
+    def context(prompt: str) -> str:
+        runner = HookRunner(settings, local_provider)
+        try:
+            out = runner.run("UserPromptSubmit", {**payload, "prompt": prompt}).stdout
+        finally:
+            runner.close()
+        return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+
+    assert "Meine Schwester Anja wohnt in Hamburg." in context("Where does my sister live?")
+    assert "walnuts" in context("¿A qué es alérgica Sam?")
+    assert context("Danke, das hat geholfen!") == ""
+    assert context("Thanks, that worked!") == ""
+
+
 def test_e5_facts_are_stored_as_passages_and_as_queries(tmp_path: Path, local_provider) -> None:  # noqa: F811
     settings = make_settings(tmp_path / "ws", tmp_path / "state")
     with FactStore(settings, local_provider) as store:
