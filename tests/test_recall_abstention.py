@@ -269,6 +269,9 @@ def test_results_far_below_the_best_are_not_listed(team) -> None:
     assert len(_search(index, "budget for cloud", 6, 0.0, relative_floor=0.01).results) == 2  # unless set too
     one = _search(index, "which payroll vendor did we pick", 6)
     assert [r.path for r in one.results] == ["MEMORY.md"]
+    # a question only about a time lists every log of that time, however low their chances
+    month = _search(index, "what did we do this month", 6)
+    assert sorted(r.path for r in month.results) == [f"memory/2026-06-{d}.md" for d in (10, 12, 15, 16)]
 
 
 def test_the_tail_floor_keeps_the_order_and_the_first_result() -> None:

@@ -854,7 +854,8 @@ def run_search(
     if trace is not None:
         trace.stage("rerank", "reranker", passing, lambda h: f"reranked ({query_cfg.rerank.weight:g} reranker weight)")
     kept = select_results(passing, query_cfg, limit)
-    if calibration is not None and not relaxed and (not strict or query_cfg.relative_floor is not None):
+    # the tail floor; not for a question only about a time, whose logs all answer it (whatever they score)
+    if calibration is not None and not relaxed and not then and (not strict or query_cfg.relative_floor is not None):
         kept = drop_tail(kept, tail_share(query_cfg, calibration))
     notice = None
     if relaxed:
