@@ -100,7 +100,7 @@ def test_an_uncalibrated_model_keeps_the_weighted_score(tmp_path: Path, hashing_
 
 def test_the_capture_classifier_loads_and_classifies(local_provider) -> None:  # noqa: F811
     classifier = classifier_for("multilingual-e5-small")
-    assert classifier is not None and classifier.weights.shape == (384,) and 0.3 < classifier.threshold < 0.95
+    assert classifier is not None and classifier.dims == 384 and 0.3 < classifier.threshold < 0.95
     assert classifier_for("all-MiniLM-L6-v2") is None  # no weights for it: the rules alone
     scorer = scorer_for(local_provider.provider)
     assert scorer is not None
