@@ -108,6 +108,7 @@ SUMMARY_SETS = [
     ("capture_dev3.jsonl", "dev"),
     ("capture_heldout3.jsonl", "dev"),
     ("capture_dev4.jsonl", "dev"),
+    ("capture_dev5.jsonl", "dev"),
     ("capture_heldout4.jsonl", "held-out"),
 ]
 

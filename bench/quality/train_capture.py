@@ -46,12 +46,15 @@ DEV_SETS = [
     "capture_dev3.jsonl",
     "capture_heldout3.jsonl",
     "capture_dev4.jsonl",
+    "capture_dev5.jsonl",
 ]
 HELDOUT = ["capture_heldout4.jsonl"]  # written after the method was frozen; evaluated only by capture_eval.py
-# Pooled leave-one-set-out at precision ~0.955, recall by variant: vector alone (l2 0.1) .828, l2 0.03 .882;
-# vector + deixis, habit, task (l2 0.1) .885; + people as well .872 (it lowered capture_heldout3's precision).
-L2 = 0.1
-FEATURES = ("deixis", "habit", "task")
+# Pooled leave-one-set-out, the first threshold reaching precision 0.955 (precision / recall) by variant:
+# vector alone l2 0.1 .961/.827, l2 0.03 .958/.852; + deixis, habit, task l2 0.1 .957/.870, l2 0.03 .958/.874;
+# + people l2 0.1 .966/.859, l2 0.03 .966/.870; + people, style l2 0.1 .960/.892, l2 0.03 .957/.889;
+# + people, style, hedge l2 0.1 .959/.906, l2 0.03 .962/.904 (chosen).
+L2 = 0.03
+FEATURES = ("deixis", "habit", "task", "people", "style", "hedge")
 FOLDS = 5
 CATEGORIES = ("preference", "decision", "entity", "fact")
 
@@ -134,7 +137,8 @@ def main() -> int:
             f"  threshold {t:.3f}: leave-one-set-out P {by_set['precision']:.3f} R {by_set['recall']:.3f}"
             f" | {FOLDS}-fold P {cv['precision']:.3f} R {cv['recall']:.3f}"
         )
-        if chosen is None and by_set["precision"] >= args.target_precision:
+        exact = by_set["tp"] / max(1, by_set["tp"] + by_set["fp"])  # unrounded: no threshold just under the target
+        if chosen is None and exact >= args.target_precision:
             chosen = (float(t), by_set, cv)
     if chosen is None:
         print("no threshold reaches the target precision", file=sys.stderr)

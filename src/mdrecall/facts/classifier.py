@@ -8,7 +8,8 @@ next to this module (`capture_<model>.npz`: weights, bias, decision threshold, a
 the category of what it catches), one per embedding model it was trained for. Beside the vector it reads a
 few text features (`rules.text_features`): deixis that marks a one-off request about the work at hand ("in
 this branch", "now", "today"), standing-rule markers ("always", "every"), a task verb first ("Run the
-migrations ..."). A statement is captured
+migrations ..."), someone's own world ("we", "my"), what an assistant produces ("answers", "commit messages")
+and a passing guess ("I think ..."). A statement is captured
 when the rules take it or the classifier's probability reaches the threshold; the rules' rejects
 (questions, secrets, markup, injected memories, hypotheticals) apply to both. Models without a shipped
 file (MiniLM, WordLlama, remote providers) keep the rules alone.

@@ -57,7 +57,9 @@ REMEMBER = _rx(
     rf"{B}for\s+future\s+reference{E}",
     r"^\s*(please\s+)?remember\s*[:,\u2014-]",
     rf"{B}note\s+to\s+self{E}",
-    r"^\s*(lembrando|lembre-se|recuerda|recordatorio|rappel|retiens|merke?|wichtig)\s*[:,]",
+    r"^\s*(lembrando|lembrete|lembre-se|anota(\s+a[ií])?|recuerda|recordatorio|apunta|rappel|retiens|à\s+retenir|"
+    r"a\s+retenir|merke?|wichtig|notiz|memo)\s*[:,]",
+    r"^\s*(メモ(して(ください)?|しておいて)?|메모(해\s*(줘|주세요|둬|두세요))?|备忘|備忘)\s*[:：]",
     # pt
     rf"{B}(lembre(-se)?|lembra|grave|anote)\s+(que|disso|isso|de\s+que|:){E}",
     rf"{B}anota\s+(a[ií]|isso|que|:)",
@@ -299,12 +301,17 @@ HABIT = _rx(
 TASK_START = _rx(
     r"^(please\s+)?(run|write|fix|add|rename|translate|summari[sz]e|deploy|draft|check|make|split|undo|create|"
     r"generate|refactor|delete|remove|update|move|change|put|convert|explain|review|send|reply|open|build|rewrite|"
-    r"format|sort|list|show|give\s+me)\s",
+    r"format|sort|list|show|give\s+me|tell|find|look\s+at|clean\s+up)\s+(the|a|an|this|that|these|those|my|our|"
+    r"some|it|him|her|them)\s",
     r"^(roda|rode|escreve|escreva|arruma|arrume|adiciona|adicione|renomeia|traduz|traduza|resume|resuma|coloca|"
-    r"coloque|troca|troque|faz|faça|deixa|cria|crie|manda)\s",
-    r"^(ejecuta|escribe|arregla|añade|cambia|traduce|resume|pon|haz|crea|manda|revisa|redacta)\s",
-    r"^(lance|écris|corrige|ajoute|renomme|traduis|résume|mets|fais|crée|envoie|rédige)\s",
-    r"^(führe|schreib|schreibe|repariere|füge|benenne|übersetze|fasse|mach|erstelle|sende)\s",
+    r"coloque|troca|troque|faz|faça|deixa|cria|crie|manda|mande|corrige|corrija|revisa|revise)\s+"
+    r"(o|a|os|as|um|uma|esse|essa|este|esta|isso|meu|minha|para)\s",
+    r"^(ejecuta|escribe|arregla|añade|cambia|traduce|resume|pon|haz|crea|manda|revisa|redacta|corrige)\s+"
+    r"(el|la|los|las|un|una|este|esta|ese|esa|esto|mi|al|a)\s",
+    r"^(lance|écris|corrige|ajoute|renomme|traduis|résume|mets|fais|crée|envoie|rédige|relis)\s+"
+    r"(le|la|les|l'|un|une|ce|cette|cet|mon|ma|au|à)",
+    r"^(führe|schreib|schreibe|repariere|füge|benenne|übersetze|fasse|mach|erstelle|sende|korrigiere)\s+"
+    r"(den|die|das|dem|der|ein|eine|einen|diese[nmrs]?|mein|meine|mir)\s",
 )
 # Someone's own world: I, we, our team, you ... (a classifier feature; general knowledge has none).
 PEOPLE = _rx(
@@ -312,12 +319,34 @@ PEOPLE = _rx(
     rf"nuestro|nuestra|equipo|je|j'|mon|ma|mes|nous|notre|on|équipe|ich|mein|meine|wir|unser|unsere){E}",
     r"(我|团队|團隊|私|僕|うち|チーム|우리|저는|제|내|팀)",
 )
-TEXT_FEATURES = {"deixis": DEIXIS, "habit": HABIT, "task": TASK_START, "people": PEOPLE}
+# What an assistant produces or how it works, the subject of standing style rules: answers, explanations,
+# commit messages, comments, docstrings, variable names, tests, indentation ... (a classifier feature).
+STYLE = _rx(
+    rf"{B}(answers?|repl(y|ies)|responses?|explanations?|summar(y|ies)|commit(\s+message)?s|comments?|docstrings?|"
+    rf"variables?|variable\s+names|names|tests?|indentation|tabs|spaces|emojis?|jargon|tone|language|english|"
+    rf"spelling|units|dates|code\s+blocks?|bullet\s+points|headings|examples?|imports?|quotes|types?\s+hints?){E}",
+    rf"{B}(respostas?|explicaç(ão|ões)|commits?|comentários?|variáveis|nomes|testes?|emojis?|jarg[ãa]o|inglês|"
+    rf"portugu[êe]s|respuestas?|explicaciones?|comentarios?|variables|nombres|pruebas|tests|emojis|jerga|inglés|"
+    rf"español|réponses?|explications?|commentaires?|noms|anglais|français|tutoiement|vouvoiement|antworten?|"
+    rf"erklärungen?|kommentare?|variablennamen|namen|tests?|englisch|deutsch|duz|docstrings?){E}",
+    r"(回答|回复|回復|解释|解釋|注释|註釋|提交信息|变量名|變量名|表情|英文|中文|测试|測試|文档|文檔|"
+    r"返事|回答|説明|コメント|コミットメッセージ|変数名|絵文字|英語|日本語|テスト|ドキュメント|"
+    r"답변|대답|설명|주석|커밋\s*메시지|변수\s*이름|이모지|영어|한국어|테스트|문서|존댓말|반말)",
+)
+# A passing opinion or guess: "I think the bug is in the cache", "je crois que ..." (a classifier feature).
+HEDGE = _rx(
+    rf"{B}(i\s+(think|believe|guess|suspect|feel\s+like)|maybe|probably|perhaps){E}",
+    rf"{B}(acho\s+que|creio\s+que|talvez|creo\s+que|quizás|quizá|je\s+(crois|pense)|peut-être|"
+    rf"ich\s+(glaube|denke|vermute)|vielleicht|wahrscheinlich){E}",
+    r"(我觉得|我覺得|我认为|我認為|可能|也许|也許|と思います|と思う|かもしれ|것\s*같아|것\s*같아요|것\s*같습니다)",
+)
+TEXT_FEATURES = {"deixis": DEIXIS, "habit": HABIT, "task": TASK_START, "people": PEOPLE, "style": STYLE, "hedge": HEDGE}
 
 
 def text_features(text: str, names: tuple[str, ...] | list[str]) -> list[float]:
     """The classifier's features beside the vector, by name (1.0 when present): `deixis` (about the task at
-    hand), `habit` (a standing-rule marker), `task` (a task verb first), `people` (someone's own world)."""
+    hand), `habit` (a standing-rule marker), `task` (a task verb on a definite object first), `people` (someone's
+    own world), `style` (what an assistant produces: answers, commit messages, names ...), `hedge` (a guess)."""
     return [1.0 if TEXT_FEATURES[name].search(text) else 0.0 for name in names]
 
 
