@@ -180,7 +180,7 @@ def test_an_uncalibrated_model_keeps_the_weighted_score(tmp_path: Path, hashing_
 
 def test_the_capture_classifier_loads_and_classifies(local_provider) -> None:  # noqa: F811
     classifier = classifier_for("multilingual-e5-small")
-    assert classifier is not None and classifier.weights.shape == (384,) and 0.3 < classifier.threshold < 0.95
+    assert classifier is not None and classifier.dims == 384 and 0.3 < classifier.threshold < 0.95
     assert classifier_for("all-MiniLM-L6-v2") is None  # no weights for it: the rules alone
     scorer = scorer_for(local_provider.provider)
     assert scorer is not None
@@ -203,3 +203,49 @@ def test_memory_recall_applies_the_same_threshold(e5_store: FactStore) -> None:
     assert unrelated["results"] == [] and unrelated["context"] == ""
     related = tools.call("memory_recall", {"query": "Is there anything Sam can't eat?"})
     assert related["results"][0]["text"] == "Sam is allergic to walnuts."
+
+
+def test_the_capture_classifier_needs_the_texts_for_its_text_features() -> None:
+    classifier = classifier_for("multilingual-e5-small")
+    assert classifier is not None and "deixis" in classifier.features
+    with pytest.raises(ValueError, match="texts"):
+        classifier.probabilities(np.zeros((1, classifier.dims)))
+
+
+def test_capture_tells_standing_rules_from_one_off_requests(local_provider) -> None:  # noqa: F811
+    """The kinds a blind held-out set got wrong before (these statements are in the dev sets it was trained on:
+    a guard against losing them, not a measure of generalisation). Still missed: "Escreva os commits em
+    inglês." (a task verb on a definite object reads as a one-off request), see docs/facts.md."""
+    scorer = scorer_for(local_provider.provider)
+    keep = [
+        "Keep commit messages in the imperative mood.",
+        "We are dropping support for Python 3.9.",
+        "커밋 메시지는 영어로 써 주세요.",
+        "Los nombres de variables, en inglés.",
+        "Remember: the wifi is called Orchard-Guest.",
+    ]
+    drop = [
+        "Run the migrations on the staging database.",
+        "Write an e-mail to the customer apologising.",
+        "Kubernetes uses etcd to store cluster state.",
+        "Remember to handle the None case in this branch.",
+        "I think the bug is in the cache layer.",
+    ]
+    found = {c.text for c in extract_rules(keep + drop, None, scorer=scorer)}
+    assert found == set(keep)
+
+
+def test_capture_floors_on_the_newest_dev_sets(local_provider) -> None:  # noqa: F811
+    """docs/facts.md: rules + classifier on capture_dev4 / capture_dev5 (P 1.000 / R 0.963, P 1.000 / R 0.943)."""
+    import json
+
+    scorer = scorer_for(local_provider.provider)
+    quality = Path(__file__).resolve().parents[1] / "bench" / "quality"
+    for name in ("capture_dev4.jsonl", "capture_dev5.jsonl"):
+        rows = [json.loads(line) for line in (quality / name).read_text(encoding="utf-8").splitlines() if line]
+        texts = [r["text"] for r in rows]
+        found = {c.text for c in extract_rules(texts, None, scorer=scorer)}
+        tp = sum(1 for r in rows if r["capture"] and r["text"] in found)
+        fp = sum(1 for r in rows if not r["capture"] and r["text"] in found)
+        positives = sum(1 for r in rows if r["capture"])
+        assert tp / max(1, tp + fp) >= 0.97 and tp / positives >= 0.9, (name, tp, fp, positives)
