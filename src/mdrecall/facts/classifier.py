@@ -8,8 +8,12 @@ next to this module (`capture_<model>.npz`: weights, bias, decision threshold, a
 the category of what it catches), one per embedding model it was trained for. Beside the vector it reads a
 few text features (`rules.text_features`): deixis that marks a one-off request about the work at hand ("in
 this branch", "now", "today"), standing-rule markers ("always", "every"), a task verb first ("Run the
-migrations ..."), someone's own world ("we", "my"), what an assistant produces ("answers", "commit messages")
-and a passing guess ("I think ..."). A statement is captured
+migrations ..."), someone's own world ("we", "my"), what an assistant produces ("answers", "commit messages"),
+a passing guess ("I think ..."), general knowledge ("Rust was first released in 2015"), a one-off scope ("just
+for this answer", "in this PR"), a status line ("the build is running"), "Prefer X over Y", how to address the
+user ("tutoie-moi"), someone's role ("... is the frontend lead"), a dated plan ("shut down at the end of the
+year") and public products or people named without anyone's own world ("Linus Torvalds leads ..."). A statement
+is captured
 when the rules take it or the classifier's probability reaches the threshold; the rules' rejects
 (questions, secrets, markup, injected memories, hypotheticals) apply to both. Models without a shipped
 file (MiniLM, WordLlama, remote providers) keep the rules alone.

@@ -81,8 +81,9 @@ REMEMBER = _rx(
     # zh / ja / ko
     r"(请|請)?(记住|記住|记得|記得|别忘了|別忘了|不要忘记|不要忘記)",
     r"(请|請)?(记一下|記一下|记下来|記下來|记着|記著)",
-    r"(覚えて(おいて|おいてください|ください|ね)|忘れないで|メモして)",
-    r"(기억해\s*(줘|주세요|둬|두세요)|기억하세요|잊지\s*마)",
+    # (not "〜するのを忘れないで" / "〜하는 거 잊지 마": a reminder to do something, not a thing to keep)
+    r"(覚えて(おいて|おいてください|ください|ね)|(?<!の)(?<!こと)(?<!のを)(?<!ことを)忘れないで|メモして)",
+    r"(기억해\s*(줘|주세요|둬|두세요)|기억하세요|(?<!거\s)(?<!거)(?<!것\s)(?<!것)(?<!걸\s)(?<!걸)잊지\s*마)",
 )
 
 PREFERENCE = _rx(
@@ -340,14 +341,137 @@ HEDGE = _rx(
     rf"ich\s+(glaube|denke|vermute)|vielleicht|wahrscheinlich){E}",
     r"(我觉得|我覺得|我认为|我認為|可能|也许|也許|と思います|と思う|かもしれ|것\s*같아|것\s*같아요|것\s*같습니다)",
 )
-TEXT_FEATURES = {"deixis": DEIXIS, "habit": HABIT, "task": TASK_START, "people": PEOPLE, "style": STYLE, "hedge": HEDGE}
+# General knowledge: who made a public product, when it came out, what the world is like ("Rust was first released
+# in 2015", "O Git foi criado pelo Linus Torvalds", "Goには1.18でジェネリクスが入りました") (a classifier feature).
+KNOWLEDGE = _rx(
+    rf"{B}(was|were)\s+(first\s+|originally\s+)?(created|invented|developed|designed|founded|released|written|built|"
+    rf"introduced|launched|published|added|removed|deprecated)\s+(by|in|at|from|with){E}",
+    rf"{B}(was|were)\s+(first\s+|originally\s+)?(created|invented|developed|designed|founded|released|built|launched)[.]",
+    rf"{B}(is|are)\s+(developed|maintained|made|published|owned)\s+by{E}",
+    rf"{B}(é|são|es|son|est|sont)\s+(desenvolvid[oa]s?|mantid[oa]s?|desarrollad[oa]s?|mantenid[oa]s?|développée?s?|"
+    rf"maintenue?s?)\s+(por|pela|pelo|par){E}|{B}lo\s+desarrolla{E}",
+    rf"{B}(wird|werden)\s+von\s+.{{1,40}}\s+(entwickelt|gepflegt|herausgegeben){E}",
+    rf"{B}in\s+(1[89]\d\d|20[01]\d){E}",
+    rf"{B}(foi|foram|fue|fueron)\s+(criad[oa]s?|cread[oa]s?|inventad[oa]s?|desenvolvid[oa]s?|desarrollad[oa]s?|"
+    rf"lançad[oa]s?|lanzad[oa]s?|fundad[oa]s?|construíd[oa]s?|construid[oa]s?|publicad[oa]s?){E}",
+    rf"{B}(a|ont)\s+été\s+(créée?s?|inventée?s?|développée?s?|conçue?s?|fondée?s?|construite?s?|publiée?s?|"
+    rf"lancée?s?|sortie?s?){E}",
+    rf"{B}(wurden?)\s+.*(entwickelt|erfunden|gegründet|veröffentlicht|erschaffen|gebaut|eingeführt){E}|{B}erschien{E}",
+    r"(由.{1,20}(创造|創造|开发|開發|发明|發明|创立|創立|设计|設計)|发布于|發布於|最早发布|诞生于|誕生於|是世界上)",
+    r"(が(作|開発|発明|設計)(り|し)ました|が開発した|が開発しています|にリリースされ|が入りました|で導入され|一番高い|世界で)",
+    r"(이|가)\s*(만들었|개발합니다|개발하고\s*있)|에서\s*만들었|(처음|최초로)\s*(공개|출시|발표)|출시되었|개발했습니다|개발되었",
+)
+# A one-off scope: just for this answer, only this time, in this PR (a classifier feature).
+ONCE = _rx(
+    rf"{B}(just|only)\s+(for\s+)?(this|that)\s+(once|one|time|answer|reply|response|message|question|pr|commit){E}",
+    rf"{B}(just|only)\s+(this|that)\s+once{E}|{B}for\s+(this|that)\s+(one\s+)?(answer|reply|response|pr){E}",
+    rf"{B}(in|for)\s+this\s+(pr|pull\s+request|mr|merge\s+request|commit|branch){E}",
+    rf"{B}(don't|do\s+not)\s+forget\s+to{E}",
+    rf"{B}(só|solo|sólo|apenas)\s+(nesta|neste|desta|para\s+esta|para\s+este|por\s+esta|esta|este)\s*(vez|resposta|"
+    rf"respuesta|pr|mensagem|mensaje)?{E}|{B}(neste|nesta|en\s+este|en\s+esta)\s+(pr|commit|branch|rama){E}",
+    rf"{B}(não|nao)\s+esque[çc][ae]r?\s+de{E}|{B}no\s+olvides\s+\w+(ar|er|ir){E}",
+    rf"{B}(juste|seulement|uniquement)\s+(pour\s+)?(cette|ce)\s+(fois|réponse|message|pr){E}|"
+    rf"{B}pour\s+cette\s+fois|{B}dans\s+(cette|ce)\s+(pr|commit|branche){E}|{B}n'oublie\s+pas\s+d[e']",
+    rf"{B}nur\s+(für\s+)?(diese[nmrs]?|dieses)\s+(eine\s+)?(mal|antwort|nachricht|pr){E}|{B}(in|für)\s+diese[nmrs]?\s+"
+    rf"(pr|commit|branch){E}|{B}vergiss\s+nicht,?\s+.*\szu\s",
+    r"(这次|這次|就这一次|就這一次|只此一次|这个PR|這個PR|仅此|僅此)",
+    r"(今回だけ|この回答だけ|この返事だけ|一回だけ|このPR|のを忘れないで)",
+    r"(이번\s*(한\s*번|답변|PR|만|커밋)|이번에만|거\s*잊지\s*마)",
+)
+# Something happening right now: "Tests are running", "今ビルド中です", "지금 빌드 중입니다" (a classifier feature).
+STATUS = _rx(
+    rf"{B}(is|are|am)\s+(still\s+)?(running|building|compiling|deploying|pulling|installing|waiting|loading){E}",
+    rf"{B}(still\s+waiting|in\s+progress|just\s+(finished|failed|passed|started)|finished\s+a\s+minute\s+ago){E}",
+    rf"{B}(está|estão|están|estoy|estou)\s+(rodando|compilando|esperando|executando|ejecutando|corriendo|"
+    rf"instalando){E}|{B}acaba(m)?\s+de{E}|{B}en\s+(cours|train\s+de){E}",
+    rf"{B}(läuft|laufen)\s+(gerade|noch){E}|{B}gerade\s+(durchgelaufen|fertig){E}",
+    r"(正在|进行中|進行中|刚刚|剛剛|(ビルド|テスト|実行|デプロイ|コンパイル|インストール)中です|終わりました|중입니다|중이에요|방금)",
+)
+# "Prefer X over Y", "bevorzuge", "优先" (a classifier feature: a standing preference without "I").
+PREFER = _rx(
+    r"^(please\s+)?(always\s+)?(prefer|favou?r)\s",
+    r"^(por\s+favor,?\s+|s'il\s+te\s+pla[iî]t,?\s+|bitte\s+)?(prefira|prefiera|prefiere|préfère|préférez|privilégie|"
+    r"bevorzuge)\s",
+    r"^(请|請)?(优先|優先)|を優先(して|する)|선호해|선호합니다|우선(해|하세요|해\s*주세요)",
+)
+# How to address the user: tutoiement, duzen, "call me ...", keigo / banmal (a classifier feature).
+ADDRESS = _rx(
+    rf"{B}(call\s+me(?!\s+(when|if|after|back|later|tomorrow|at|once|as\s+soon|on|in)){E}|address\s+me|tutoie|tutoyer|"
+    rf"tutoiement|vouvoie|vouvoyer|vouvoiement|tutéame|tutear|trátame|tuteia|me\s+chame\s+de|me\s+chama\s+de|"
+    rf"llámame\s+(?!cuando|si|después|luego|mañana|en)\w+|appelle-moi\s+(?!quand|si|après|dès|demain|à)\w+|duz|duzen|"
+    rf"siez|siezen|nenn\s+mich){E}",
+    r"((?<!一声)(?<!一聲)叫我(?!一声|一聲)|称呼我|稱呼我|敬語|タメ口|と呼んで|존댓말|반말|(이)?라고\s*불러)",
+)
+# Someone's role: the lead, owns, in charge of, 担当, 负责, 담당 (a classifier feature: facts about people).
+ROLE = _rx(
+    rf"{B}(is\s+(our|the)\s+\w*\s*(lead|owner|manager|head|contact|responsible)|owns|leads|in\s+charge\s+of|"
+    rf"responsável|responsable|cuida\s+d|se\s+encarga|s'occupe|leitet|zuständig|verantwortlich|jefe|jefa|chef){E}",
+    r"(负责|負責|担当|リード|責任者|담당|리드|책임자|매니저)",
+)
+# A plan with a date: next month, at the end of the year, shut down, from ... on (a classifier feature).
+PLAN = _rx(
+    rf"{B}(next\s+(month|quarter|week|year|sprint|release)|end\s+of\s+(the\s+)?(year|month|quarter|march|june)|"
+    rf"will\s+be\s+(shut\s+down|retired|removed|deprecated|sunset)|from\s+next|starting\s+next){E}",
+    rf"{B}(mês\s+que\s+vem|próximo\s+mês|fim\s+do\s+ano|mes\s+que\s+viene|próximo\s+mes|finales\s+de|fin\s+de\s+año|"
+    rf"mois\s+prochain|fin\s+de\s+l'année|ab\s+nächste[mn]|nächste[nm]?\s+monat|ende\s+des\s+jahres|abgeschaltet|"
+    rf"desligad[oa]|apagará|coupée?|eingestellt){E}",
+    r"(下个月|下個月|年底|下线|下線|停用|来月|年末|廃止|打ち切|終了します|다음\s*달|연말|종료합니다|중단합니다)",
+)
+TEXT_FEATURES = {
+    "deixis": DEIXIS,
+    "habit": HABIT,
+    "task": TASK_START,
+    "people": PEOPLE,
+    "style": STYLE,
+    "hedge": HEDGE,
+    "knowledge": KNOWLEDGE,
+    "once": ONCE,
+    "status": STATUS,
+    "prefer": PREFER,
+    "address": ADDRESS,
+    "role": ROLE,
+    "plan": PLAN,
+}
+
+
+# Public products, companies and people everyone knows: a statement about them without anyone's own world (no
+# "we", "my", "our team") is general knowledge, and the feature `public` marks it. The role, plan, prefer and
+# address features do not count on such a statement ("Linus Torvalds leads ...", "Windows 10 ... eingestellt").
+PUBLIC = _rx(
+    rf"{B}(apple|google|microsoft|amazon|meta|facebook|mozilla|oracle|ibm|intel|nvidia|netflix|openai|sun\s+microsystems|"
+    rf"netscape|red\s+hat|canonical|windows(\s+\d+)?|macos|ios|android|iphone|ipad|linux(\s+kernel)?|"
+    rf"kernel\s+do\s+linux|noyau\s+linux|linux-kernels?|chrome|firefox|safari|internet\s+explorer|"
+    rf"linus\s+torvalds|guido\s+van\s+rossum|dennis\s+ritchie|ken\s+thompson|bjarne\s+stroustrup|james\s+gosling|"
+    rf"brendan\s+eich|tim\s+berners-lee|bill\s+gates|steve\s+jobs|tim\s+cook|satya\s+nadella|sundar\s+pichai|"
+    rf"elon\s+musk|mark\s+zuckerberg|jeff\s+bezos|sam\s+altman|jensen\s+huang|the\s+python\s+team|style\s+guides|"
+    rf"most\s+(teams|developers|people|companies)|la\s+plupart\s+des|la\s+mayoría\s+de|a\s+maioria\s+d|die\s+meisten){E}",
+    r"(林纳斯|林納斯|托瓦兹|托瓦茲|吉多|苹果|蘋果|谷歌|微软|微軟|亚马逊|亞馬遜|リーナス|トーバルズ|グイド|アップル|"
+    r"グーグル|マイクロソフト|アマゾン|리누스|토르발스|귀도|애플|구글|마이크로소프트|아마존|윈도우|ウィンドウズ)",
+)
+GATED = {"prefer", "address", "role", "plan"}
+
+
+def _public(text: str) -> bool:
+    return bool(PUBLIC.search(text)) and not PEOPLE.search(text)
 
 
 def text_features(text: str, names: tuple[str, ...] | list[str]) -> list[float]:
     """The classifier's features beside the vector, by name (1.0 when present): `deixis` (about the task at
     hand), `habit` (a standing-rule marker), `task` (a task verb on a definite object first), `people` (someone's
-    own world), `style` (what an assistant produces: answers, commit messages, names ...), `hedge` (a guess)."""
-    return [1.0 if TEXT_FEATURES[name].search(text) else 0.0 for name in names]
+    own world), `style` (what an assistant produces: answers, commit messages, names ...), `hedge` (a guess),
+    `knowledge` (general knowledge about public things), `once` (a one-off scope), `status` (happening now),
+    `prefer` ("Prefer X over Y"), `address` (how to address the user), `role` (someone's role), `plan` (a dated
+    plan), `public` (about public products or people, without anyone's own world)."""
+    public = _public(text)
+    values = []
+    for name in names:
+        if name == "public":
+            values.append(1.0 if public else 0.0)
+        elif name in GATED and public:
+            values.append(0.0)
+        else:
+            values.append(1.0 if TEXT_FEATURES[name].search(text) else 0.0)
+    return values
 
 
 QUESTION_START = _rx(
