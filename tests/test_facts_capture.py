@@ -177,6 +177,8 @@ def test_labelled_set_and_measured_precision_recall() -> None:
         "记得在这个分支里处理空值的情况。",
         "このブランチでNoneの場合を処理するのを忘れないで。",
         "이 브랜치에서 None 경우를 처리하는 거 잊지 마.",
+        "이번 PR에서 마이그레이션 파일 추가하는 거 잊지 마.",  # "don't forget to add ...": a reminder, not a memory
+        "マイグレーションファイルを追加するのを忘れないで。",
         "I prefer not to answer that right now.",
     ],
 )
@@ -194,6 +196,8 @@ def test_rules_leave_requests_about_the_task_at_hand_to_the_classifier(text: str
         "À retenir : le parking visiteur est au niveau -2.",
         "메모해 줘: 회의실 C의 모니터가 고장났어.",
         "メモ：来客用駐車場は地下1階です。",
+        "잊지 마: 회의실 C의 모니터가 고장났어.",
+        "忘れないで、請求書は25日までに送る必要があります。",
         "From now on, release notes go in CHANGELOG.md, not the wiki.",  # standing, not deixis
         "A partir de agora, todos os PRs precisam de dois revisores.",
     ],
@@ -217,6 +221,40 @@ def test_text_features_mark_one_off_requests_and_standing_rules() -> None:
     assert on("Always answer in British English.") >= {"habit", "style"}
     assert on("I think the bug is in the cache layer.") >= {"hedge", "people"}
     assert on("Kubernetes uses etcd to store cluster state.") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Rust was first released in 2015 by Mozilla.", {"knowledge", "public"}),
+        ("O Git foi criado pelo Linus Torvalds.", {"knowledge", "public"}),
+        ("Kotlin wird von JetBrains entwickelt.", {"knowledge"}),
+        ("Goには1.18でジェネリクスが入りました。", {"knowledge"}),
+        ("Just for this answer, put it in a bullet list.", {"once"}),
+        ("No olvides añadir la migración en este PR.", {"once"}),
+        ("이번 PR에서 마이그레이션 파일 추가하는 거 잊지 마.", {"once"}),
+        ("今ビルド中です。", {"status"}),
+        ("Tests are running now, should take a few minutes.", {"status"}),
+        ("Prefer early returns over deeply nested ifs.", {"prefer"}),
+        ("Bevorzuge frühe Returns statt tief verschachtelter ifs.", {"prefer"}),
+        ("Tutoie-moi, c'est plus simple.", {"address"}),
+        ("田中さんがフロントエンドのリードです。", {"role"}),
+        ("Die alte REST-API wird Ende des Jahres abgeschaltet.", {"plan"}),
+        ("레거시 PHP 서비스는 연말에 종료합니다.", {"plan"}),
+        # public products and people, nobody's own world: `public`, and role / plan / prefer do not count
+        ("Linus Torvalds leitet die Entwicklung des Linux-Kernels.", {"public"}),
+        ("Windows 10 wird im Oktober 2025 eingestellt.", {"public"}),
+        ("Most style guides prefer spaces over tabs.", {"public"}),
+        # ... but with someone's own world they do
+        ("We move our Windows build agents to Linux next month.", {"plan"}),
+        ("Call me when the build finishes.", set()),
+        ("Du kannst mich duzen.", {"address"}),
+    ],
+)
+def test_text_features_for_general_knowledge_one_offs_and_plans(text: str, expected: set[str]) -> None:
+    names = ("knowledge", "once", "status", "prefer", "address", "role", "plan", "public")
+    got = {n for n, v in zip(names, text_features(text, names), strict=True) if v}
+    assert got == expected
 
 
 def test_held_out_set_floors() -> None:

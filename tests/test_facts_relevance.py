@@ -235,6 +235,31 @@ def test_capture_tells_standing_rules_from_one_off_requests(local_provider) -> N
     assert found == set(keep)
 
 
+def test_capture_drops_general_knowledge_and_keeps_plans_and_people(local_provider) -> None:  # noqa: F811
+    """What the blind capture_heldout4 set got wrong (now in the training sets: a guard against losing them, not a
+    measure of generalisation), and public names without anyone's own world. Still missed: "回答请用简体中文。"."""
+    scorer = scorer_for(local_provider.provider)
+    keep = [
+        "田中さんがフロントエンドのリードです。",
+        "Die alte REST-API wird Ende des Jahres abgeschaltet.",
+        "레거시 PHP 서비스는 연말에 종료합니다.",
+        "Prefer early returns over deeply nested ifs.",
+        "Tutoie-moi, c'est plus simple.",
+    ]
+    drop = [
+        "Revert the last commit and force-push to my branch",
+        "Just for this answer, put it in a bullet list",
+        "Goには1.18でジェネリクスが入りました。",
+        "O Git foi criado pelo Linus Torvalds.",
+        "今ビルド中です。",
+        "이번 PR에서 마이그레이션 파일 추가하는 거 잊지 마.",
+        "Linus Torvalds leads Linux kernel development.",
+        "Windows 10 wird im Oktober 2025 eingestellt.",
+    ]
+    found = {c.text for c in extract_rules(keep + drop, None, scorer=scorer)}
+    assert found == set(keep)
+
+
 def test_capture_floors_on_the_newest_dev_sets(local_provider) -> None:  # noqa: F811
     """docs/facts.md: rules + classifier on the newest sets it was trained on (capture_heldout4 P 1.000 / R 0.878,
     capture_dev6 P 0.986 / R 0.959, capture_dev7 P 1.000 / R 0.885): a guard against regressions."""
