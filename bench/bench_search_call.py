@@ -7,8 +7,9 @@
   blend, overlapping results merged, word forms) at 100k chunks that store one vector per e5 window (~7 per
   chunk), p50 and p95, wall and CPU, beside numpy brute force over every window (best window per chunk).
 
-Both are measured query by query with the floor in the same process, the order of the two alternating, so a
-busy machine's noise hits both alike. Every query is a different one (no cache of an earlier answer helps).
+Both are measured query by query with the floor in the same process (the call, then the floor, then a pause
+that lets numpy's BLAS threads stop spinning), so a busy machine's noise hits both alike.
+Every query is a different one (no cache of an earlier answer helps).
 Several versions of the code can be compared in one run (`--src DIR` per version, each a `src` folder): each
 runs in its own worker process on the same index files, and the workers take turns, 40 queries each (the
 first version first, then the last first). `--dump FILE` also writes every query's results (path, lines,
@@ -44,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
 MODEL = "multilingual-e5-small"  # the default model's name: its calibration applies
 DIMS = 384
+BLAS_IDLE = 0.15  # seconds between queries: OpenBLAS's idle threads spin for up to 2^28 cycles after a product
 PASS = 40  # queries a version answers before the next version takes its turn
 NOISE = 0.6  # query = window + NOISE * random unit vector, normalised: cosine ~0.86 to the window
 
@@ -165,14 +167,16 @@ def worker(path: Path, chunks: int, mode: str, count: int) -> None:
 
     print(json.dumps({"ready": True, "code": mdrecall.__file__}), flush=True)
     for line in sys.stdin:
-        i, floor_first = (int(x) for x in line.split())
+        i = int(line)
         out: dict[str, Any] = {}
-        for which in ("floor", "ours") if floor_first else ("ours", "floor"):
+        for which in ("ours", "floor"):
             wall, cpu = time.perf_counter(), time.process_time()
             found = ours(i) if which == "ours" else floor(i)
             out[which] = [time.perf_counter() - wall, time.process_time() - cpu]
             if found is not None:
                 out["results"] = found
+        # numpy's BLAS threads spin for up to ~0.1 s after a product: the next call must not pay for them
+        time.sleep(BLAS_IDLE)
         print(json.dumps(out), flush=True)
 
 
@@ -198,7 +202,6 @@ def measure(path: Path, chunks: int, mode: str, sources: list[Path], passes: int
             raise SystemExit(f"the worker for {src} imported {code}")
     samples: list[dict[str, list]] = [{"ours": [], "ours_cpu": [], "floor": [], "floor_cpu": []} for _ in procs]
     results: list[dict[int, list]] = [{} for _ in procs]
-    turn = 0
     for n in range(passes):
         order = list(range(len(procs)))
         if n % 2:
@@ -210,7 +213,7 @@ def measure(path: Path, chunks: int, mode: str, sources: list[Path], passes: int
             proc = procs[k]
             assert proc.stdin is not None and proc.stdout is not None
             for i in range(n * PASS, (n + 1) * PASS):
-                proc.stdin.write(f"{i} {turn % 2}\n")
+                proc.stdin.write(f"{i}\n")
                 proc.stdin.flush()
                 got = json.loads(proc.stdout.readline())
                 samples[k]["ours"].append(got["ours"][0])
@@ -218,7 +221,6 @@ def measure(path: Path, chunks: int, mode: str, sources: list[Path], passes: int
                 samples[k]["floor"].append(got["floor"][0])
                 samples[k]["floor_cpu"].append(got["floor"][1])
                 results[k][i] = got["results"]
-                turn += 1
     for proc in procs:
         assert proc.stdin is not None
         proc.stdin.close()
