@@ -19,12 +19,13 @@ cut, a vector filled later for the whole chunk) keeps its chunk-level score on t
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mdrecall.documents.windows import WindowPlan, chunk_windows
 from mdrecall.retrieval.ranking import minmax, minmax_scale, rrf_rescale
-from mdrecall.text.fts_query import TermFinder, fold_term  # noqa: F401  (TermFinder: tests import it from here)
+from mdrecall.text.fts_query import fold_term, indexed_tokens
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,6 +44,50 @@ def window_bm25(windows: Sequence[set[str]], terms: Sequence[str]) -> list[float
         held = [t for t in terms if t in window]
         out.append(sum(idf[t] for t in held) * len(held) / len(terms))
     return out
+
+
+class TermFinder:
+    """Which of the query's (folded) terms a text holds as whole indexed tokens.
+
+    ASCII text (most of it) is searched with one regex of the terms, which is several times faster than
+    cutting every window into tokens; other text goes through the index's own cutting (`indexed_tokens`:
+    NFKC, accents, CJK bigrams)."""
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        self.terms = set(terms)
+        ascii_terms = sorted((t for t in self.terms if t.isascii()), key=len, reverse=True)
+        alternation = "|".join(re.escape(t) for t in ascii_terms)
+        self._pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)") if ascii_terms else None
+
+    def __call__(self, text: str) -> set[str]:
+        if not text.isascii():
+            return indexed_tokens(text) & self.terms
+        if self._pattern is None:
+            return set()
+        return set(self._pattern.findall(text.lower()))
+
+    def in_windows(self, text: str, windows: Sequence[str]) -> list[set[str]]:
+        """`[self(w) for w in windows]` for the windows of `text`, with less work (speed only, same sets).
+
+        In ASCII, a term is matched whole within one line, so a window's terms are the union of its lines'
+        terms: each distinct line is searched once (windows overlap by two thirds). A chunk holding none of
+        the terms even as a substring gives every window an empty set without a search."""
+        if self._pattern is None or not text.isascii() or not all(w.isascii() for w in windows):
+            return [self(w) for w in windows]
+        lowered = text.lower()
+        if not any(t in lowered for t in self.terms if t.isascii()):
+            return [set() for _ in windows]
+        lines: dict[str, set[str]] = {}
+        out = []
+        for window in windows:
+            held: set[str] = set()
+            for line in window.split("\n"):
+                found = lines.get(line)
+                if found is None:
+                    found = lines[line] = set(self._pattern.findall(line.lower()))
+                held |= found
+            out.append(held)
+        return out
 
 
 def best_window_scores(

@@ -79,6 +79,7 @@ def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
 
 _HELPER: ThreadPoolExecutor | None = None
 _HELPER_LOCK = threading.Lock()
+_CORES = os.cpu_count() or 1
 
 
 def _helper() -> ThreadPoolExecutor:
@@ -92,7 +93,7 @@ def _helper() -> ThreadPoolExecutor:
 
 def split_point(rows: int) -> int:
     """Where a scan over `rows` rows is cut in two (0: not cut: small, or one core)."""
-    if rows < SPLIT_MIN_WINDOWS or (os.cpu_count() or 1) < 2:
+    if rows < SPLIT_MIN_WINDOWS or _CORES < 2:
         return 0
     return (rows // 2 // SPLIT_ALIGN) * SPLIT_ALIGN
 

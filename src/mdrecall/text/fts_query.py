@@ -29,6 +29,9 @@ from mdrecall.text.word_forms import word_forms, word_stem
 _HANGUL = "hangul"
 _HAN = "han"
 _WORD = re.compile(r"\w+", re.UNICODE)
+# ASCII characters that are not word characters (`\w`), mapped to a space: in ASCII text, the words that
+# `_WORD` finds are the pieces a split on whitespace gives after this translation (2x faster than findall)
+_ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not _WORD.fullmatch(chr(c))})
 
 
 def has_cjk_han(text: str) -> bool:
@@ -157,68 +160,8 @@ def indexed_tokens(text: str) -> set[str]:
     The text is folded once, not token by token (a per-token NFKD was most of a search's time); dropping
     combining marks before or after cutting words gives the same words."""
     if text.isascii():  # NFKC and CJK segmentation leave ASCII as it is
-        return set(_WORD.findall(text.lower()))
+        return set(text.lower().translate(_ASCII_NON_WORD).split())
     return set(_WORD.findall(fold_term(index_text(text))))
-
-
-class TermFinder:
-    """Which of the query's (folded) terms a text holds as whole indexed tokens.
-
-    ASCII text (most of it) is searched with one regex of the terms, which is several times faster than
-    cutting every window into tokens; other text goes through the index's own cutting (`indexed_tokens`:
-    NFKC, accents, CJK bigrams). When every term is a whole word (letters, digits, `_`), the regex has no
-    look-behind, so the engine skips to the terms' first letters, and a match is kept when it starts a word:
-    a match inside a word ends where that word ends, so it never hides one that starts a word."""
-
-    def __init__(self, terms: Sequence[str]) -> None:
-        self.terms = set(terms)
-        ascii_terms = sorted((t for t in self.terms if t.isascii()), key=len, reverse=True)
-        alternation = "|".join(re.escape(t) for t in ascii_terms)
-        self._pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)") if ascii_terms else None
-        words = bool(ascii_terms) and all(_WORD.fullmatch(t) for t in ascii_terms)
-        self._words = re.compile(rf"(?:{alternation})(?!\w)") if words else None
-
-    def __call__(self, text: str) -> set[str]:
-        if not text.isascii():
-            return indexed_tokens(text) & self.terms
-        if self._pattern is None:
-            return set()
-        return self._scan(text.lower())
-
-    def _scan(self, lowered: str) -> set[str]:
-        """The terms found whole in lower-cased ASCII text."""
-        if self._words is None:
-            assert self._pattern is not None
-            return set(self._pattern.findall(lowered))
-        found = set()
-        for match in self._words.finditer(lowered):
-            start = match.start()
-            if start == 0 or not (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
-                found.add(match.group())
-        return found
-
-    def in_windows(self, text: str, windows: Sequence[str]) -> list[set[str]]:
-        """`[self(w) for w in windows]` for the windows of `text`, with less work (speed only, same sets).
-
-        In ASCII, a term is matched whole within one line, so a window's terms are the union of its lines'
-        terms: each distinct line is searched once (windows overlap by two thirds). A chunk holding none of
-        the terms even as a substring gives every window an empty set without a search."""
-        if self._pattern is None or not text.isascii() or not all(w.isascii() for w in windows):
-            return [self(w) for w in windows]
-        lowered = text.lower()
-        if not any(t in lowered for t in self.terms if t.isascii()):
-            return [set() for _ in windows]
-        lines: dict[str, set[str]] = {}
-        out = []
-        for window in windows:
-            held: set[str] = set()
-            for line in window.split("\n"):
-                found = lines.get(line)
-                if found is None:
-                    found = lines[line] = self._scan(line.lower())
-                held |= found
-            out.append(held)
-        return out
 
 
 def keyword_match(term: str, forms: bool) -> str:
@@ -233,20 +176,13 @@ def keyword_coverage(terms: Sequence[str], text: str, forms: bool = False) -> fl
     keyword also counts when the chunk holds one of its inflections (`word_forms.word_forms`)."""
     if not terms:
         return 1.0
-    wanted, find = _coverage_plan(tuple(terms), forms)
-    tokens = find(text)  # the indexed tokens of the text that are a keyword or one of its forms
-    held = sum(1 for folded, other in wanted if folded in tokens or not tokens.isdisjoint(other))
+    tokens = indexed_tokens(text)
+    held = 0
+    for term in terms:
+        folded = fold_term(term)
+        if folded in tokens or (forms and not tokens.isdisjoint(word_forms(folded))):
+            held += 1
     return held / len(terms)
-
-
-@functools.lru_cache(maxsize=256)
-def _coverage_plan(terms: tuple[str, ...], forms: bool) -> tuple[list[tuple[str, frozenset[str]]], TermFinder]:
-    """Per keyword its folded form and the other forms that count, and one finder of all of them (a search
-    asks the coverage of tens of chunks for the same keywords). Only whole words can be indexed tokens: a
-    candidate with other characters is never held, so the finder does not look for it."""
-    wanted = [(fold_term(t), word_forms(fold_term(t)) if forms else frozenset()) for t in terms]
-    candidates = {folded for folded, _ in wanted} | {form for _, other in wanted for form in other}
-    return wanted, TermFinder([c for c in candidates if _WORD.fullmatch(c)])
 
 
 _TOKEN = re.compile(r"[^\s\"'`()\[\]{}<>,;!?]+")
