@@ -2,7 +2,8 @@
 
 - vector-only: a top-10 through `run_search` (mode "vector": what `MemoryIndex.search(q, 10, mode="vector")`
   runs below the backend) at 50k chunks with one vector each, against numpy brute force over the same
-  float32 vectors (the matrix the library holds in memory, two BLAS threads as numpy does by default);
+  float32 vectors (the matrix the library holds in memory), with numpy's default BLAS threads (the floor)
+  and on one BLAS thread (`floor_one_thread`: steadier on a busy machine, where a second core is rarely free);
 - hybrid: `run_search` with every default (calibrated scores and abstention, query centering, the window
   blend, overlapping results merged, word forms) at 100k chunks that store one vector per e5 window (~7 per
   chunk), p50 and p95, wall and CPU, beside numpy brute force over every window (best window per chunk).
@@ -127,6 +128,8 @@ class FixedProvider:
 
 def worker(path: Path, chunks: int, mode: str, count: int) -> None:
     """Answer query numbers read from stdin with one JSON line each: ours and the floor, wall and CPU."""
+    from threadpoolctl import ThreadpoolController
+
     from mdrecall.config.settings import parse_config
     from mdrecall.retrieval.search import run_search
 
@@ -147,13 +150,17 @@ def worker(path: Path, chunks: int, mode: str, count: int) -> None:
         queries.append((text, FixedProvider(vector / np.linalg.norm(vector), null)))
     limit = 10 if mode == "vector" else None
     starts = matrix.starts
+    blas = ThreadpoolController()
 
     def ours(i: int) -> list[list]:
         text, provider = queries[i]
         response = run_search(store, provider, MODEL, cfg, text, ["memory"], limit, mode=mode)  # type: ignore[arg-type]
         return [[r.path, r.start_line, r.end_line, round(r.score, 6)] for r in response.results]
 
-    def floor(i: int) -> None:
+    def floor(i: int, one_thread: bool = False) -> None:
+        if one_thread:
+            with blas.limit(limits=1, user_api="blas"):  # a limit costs ~7 us; building the controller ~1 ms
+                return floor(i)
         scores = matrix.matrix @ queries[i][1].vector
         if starts is not None:
             scores = np.maximum.reduceat(scores, starts)
@@ -169,9 +176,9 @@ def worker(path: Path, chunks: int, mode: str, count: int) -> None:
     for line in sys.stdin:
         i = int(line)
         out: dict[str, Any] = {}
-        for which in ("ours", "floor"):
+        for which in ("ours", "floor_one_thread", "floor"):
             wall, cpu = time.perf_counter(), time.process_time()
-            found = ours(i) if which == "ours" else floor(i)
+            found = ours(i) if which == "ours" else floor(i, which == "floor_one_thread")
             out[which] = [time.perf_counter() - wall, time.process_time() - cpu]
             if found is not None:
                 out["results"] = found
@@ -200,7 +207,8 @@ def measure(path: Path, chunks: int, mode: str, sources: list[Path], passes: int
         code = json.loads(proc.stdout.readline())["code"]
         if not Path(code).resolve().is_relative_to(src.resolve()):
             raise SystemExit(f"the worker for {src} imported {code}")
-    samples: list[dict[str, list]] = [{"ours": [], "ours_cpu": [], "floor": [], "floor_cpu": []} for _ in procs]
+    kinds = ("ours", "floor", "floor_one_thread")
+    samples: list[dict[str, list]] = [{f"{k}{cpu}": [] for k in kinds for cpu in ("", "_cpu")} for _ in procs]
     results: list[dict[int, list]] = [{} for _ in procs]
     for n in range(passes):
         order = list(range(len(procs)))
@@ -216,10 +224,9 @@ def measure(path: Path, chunks: int, mode: str, sources: list[Path], passes: int
                 proc.stdin.write(f"{i}\n")
                 proc.stdin.flush()
                 got = json.loads(proc.stdout.readline())
-                samples[k]["ours"].append(got["ours"][0])
-                samples[k]["ours_cpu"].append(got["ours"][1])
-                samples[k]["floor"].append(got["floor"][0])
-                samples[k]["floor_cpu"].append(got["floor"][1])
+                for kind in kinds:
+                    samples[k][kind].append(got[kind][0])
+                    samples[k][f"{kind}_cpu"].append(got[kind][1])
                 results[k][i] = got["results"]
     for proc in procs:
         assert proc.stdin is not None
@@ -237,6 +244,8 @@ def measure(path: Path, chunks: int, mode: str, sources: list[Path], passes: int
                 "floor_p50_ms": floor,
                 "floor_cpu_p50_ms": ms(s["floor_cpu"]),
                 "ratio_to_floor": round(ours / floor, 2) if floor else None,
+                "floor_one_thread_p50_ms": ms(s["floor_one_thread"]),
+                "ratio_to_floor_one_thread": round(ours / ms(s["floor_one_thread"]), 2),
                 "paired_ratio_p50": round(
                     statistics.median(a / b for a, b in zip(s["ours"], s["floor"], strict=True) if b > 0), 2
                 ),

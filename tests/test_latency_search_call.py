@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
+import numpy as np
+
+from mdrecall.storage.sqlite import ChunkRow, Store
 from mdrecall.text.fts_query import fold_term, indexed_tokens, keyword_coverage
 from mdrecall.text.word_forms import word_forms
 
@@ -74,3 +78,58 @@ def test_indexed_tokens_of_ascii_text_are_the_word_pattern_matches() -> None:
     for _ in range(500):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
         assert indexed_tokens(text) == set(_WORD.findall(text.lower())), text
+
+
+def _window_rows(rng: np.random.Generator, texts: dict[str, str]) -> list[ChunkRow]:
+    return [
+        ChunkRow(cid, f"memory/{cid}.md", "memory", 1, 2, f"h{cid}{text}", "m", text, rng.standard_normal((3, 8)))
+        for cid, text in texts.items()
+    ]
+
+
+def test_lookups_after_a_search_use_the_rows_it_read_until_the_index_changes(tmp_path: Path) -> None:
+    """window_vectors and terms_held skip the id lookup for rows a search just read, and see a rewritten
+    chunk's new rowid (from this connection or another one)."""
+    rng = np.random.default_rng(3)
+    store = Store(tmp_path / "i.sqlite")
+    store.ensure_vector_table(8)
+    texts = {"a": "billing invoice", "b": "garden tomatoes", "c": "billing garden"}
+    with store.transaction():
+        store.insert_chunks(_window_rows(rng, texts))
+    assert store.vector_matrix() is not None
+    found = store.vector_search(rng.standard_normal(8).astype(np.float32), "m", ["memory"], 3)
+    assert {r.id for r in found} == {"a", "b", "c"}
+
+    def check(current: Store, remembered: bool = False) -> None:
+        fresh = Store(tmp_path / "i.sqlite")
+        terms = ["billing", "garden"]
+        ids = ["a", "b", "c", "x"]
+        assert fresh.vector_matrix() is not None
+        want, held = fresh.window_vectors(ids), fresh.terms_held(ids, terms)
+        fresh.close()
+        assert current.vector_matrix() is not None  # as a search reads it (window_vectors slices it)
+        current.window_vectors(ids)  # the first lookup of "x" (not indexed) queries
+        queries: list[str] = []
+        current.conn.exec_trace = lambda _cursor, sql, _bindings: queries.append(sql) or True
+        got = current.window_vectors(ids)
+        assert sorted(got) == sorted(want) == ["a", "b", "c"]
+        assert all(np.array_equal(got[k], want[k]) for k in want)
+        assert current.terms_held(ids, terms) == held
+        current.conn.exec_trace = None
+        assert not any("SELECT rowid, id FROM chunks" in q for q in queries), (
+            queries
+        )  # remembered: the search read them, or looked up
+
+    check(store)
+    with store.transaction():  # this connection rewrites a chunk: it gets a new rowid
+        store.delete_chunks_for("memory/a.md", "memory")
+        store.insert_chunks(_window_rows(rng, {"a": "garden only"}))
+    check(store)
+    other = Store(tmp_path / "i.sqlite")
+    with other.transaction():  # another connection rewrites one
+        other.delete_chunks_for("memory/b.md", "memory")
+        other.insert_chunks(_window_rows(rng, {"b": "billing now"}))
+    other.close()
+    check(store)
+    assert store.terms_held(["a", "b"], ["billing"]) == {"b": {"billing"}}
+    store.close()
