@@ -7,8 +7,11 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from mdrecall.storage import vectors
 from mdrecall.storage.sqlite import ChunkRow, Store
+from mdrecall.storage.vectors import VectorMatrix
 from mdrecall.text.fts_query import fold_term, indexed_tokens, keyword_coverage
 from mdrecall.text.word_forms import word_forms
 
@@ -132,4 +135,82 @@ def test_lookups_after_a_search_use_the_rows_it_read_until_the_index_changes(tmp
     other.close()
     check(store)
     assert store.terms_held(["a", "b"], ["billing"]) == {"b": {"billing"}}
+    store.close()
+
+
+def _matrix(rng: np.random.Generator, chunks: int, dims: int) -> VectorMatrix:
+    counts = rng.integers(1, 4, chunks)
+    ids = np.repeat(np.arange(1, chunks + 1), counts)
+    vectors = rng.standard_normal((len(ids), dims)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return VectorMatrix.from_rows(((int(i), v.tobytes()) for i, v in zip(ids, vectors, strict=True)), dims, len(ids))
+
+
+def test_a_scan_in_two_halves_or_beside_the_caller_gives_the_same_scores(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(8)
+    matrix = _matrix(rng, 30_000, 16)  # ~60k windows: above the split threshold
+    assert vectors.split_point(int(matrix.matrix.shape[0])) > 0
+    queries = rng.standard_normal((5, 16)).astype(np.float32)
+    split_exact = [matrix.chunk_scores(q) for q in queries]
+    split_top = [matrix.top(q, 10) for q in queries]
+    beside_top = [matrix.start_top(q, 10)() for q in queries]
+    monkeypatch.setattr(vectors, "QUANTIZED_MIN_WINDOWS", 1000)  # the int8 pass, split
+    assert matrix.prepare().quantized_pass
+    split_int8 = [matrix.window_approximations(q) for q in queries]
+    beside_int8 = [matrix.start_top(q, 10)() for q in queries]
+    monkeypatch.setattr(vectors, "SPLIT_MIN_WINDOWS", 10**9)  # one scan on this thread
+    for i, q in enumerate(queries):
+        assert np.array_equal(matrix.window_approximations(q), split_int8[i])
+        one = matrix.top(q, 10)
+        assert all(np.array_equal(a, b) for a, b in zip(one, beside_int8[i], strict=True))
+    monkeypatch.setattr(vectors, "QUANTIZED_MIN_WINDOWS", 10**9)
+    for i, q in enumerate(queries):
+        assert np.array_equal(matrix.chunk_scores(q), split_exact[i])
+        one = matrix.top(q, 10)
+        assert all(np.array_equal(a, b) for a, b in zip(one, split_top[i], strict=True))
+        assert all(np.array_equal(a, b) for a, b in zip(one, beside_top[i], strict=True))
+
+
+def test_hybrid_search_with_the_scan_beside_the_keyword_side_answers_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdrecall.config.settings import parse_config
+    from mdrecall.retrieval.search import run_search
+
+    rng = np.random.default_rng(4)
+    words = ["billing", "invoice", "garden", "tomato", "deploy", "gateway", "kitten", "budget"]
+    store = Store(tmp_path / "i.sqlite")
+    store.ensure_vector_table(8)
+    texts = {f"c{i}": " ".join(rng.choice(words, 6)) + f"\nline {i}\nmore {i}" for i in range(300)}
+    with store.transaction():
+        store.insert_chunks(_window_rows(rng, texts))
+
+    class Provider:
+        id, model, dims, provider_key, max_seq_length = "local", "m", 8, "k", 512
+
+        def __init__(self, vector: np.ndarray) -> None:
+            self.vector = vector
+
+        def embed_query(self, text: str) -> np.ndarray:
+            return self.vector
+
+    cfg = parse_config({}).query
+    asks = [(" ".join(rng.choice(words, 2)), rng.standard_normal(8).astype(np.float32)) for _ in range(8)]
+
+    def answers() -> list:
+        out = []
+        for text, vector in asks:
+            response = run_search(store, Provider(vector), "m", cfg, text, ["memory"], 10)  # type: ignore[arg-type]
+            out.append([(r.path, r.start_line, r.score, r.vector_score, r.text_score) for r in response.results])
+        return out
+
+    plain = answers()
+    monkeypatch.setattr(vectors, "SPLIT_MIN_WINDOWS", 64)  # 900 windows: the scan now runs beside
+    monkeypatch.setattr(vectors, "SPLIT_ALIGN", 16)
+    beside: list[int] = []
+    real = vectors._beside
+    monkeypatch.setattr(vectors, "_beside", lambda *a: beside.append(1) or real(*a))
+    assert store.vector_matrix() is not None and vectors.split_point(900) > 0
+    assert answers() == plain and any(plain)
+    assert len(beside) == len(asks)  # every hybrid search scanned on the helper thread
     store.close()

@@ -15,7 +15,7 @@ import re
 import time
 import uuid
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -1218,17 +1218,39 @@ class Store:
         "sqlite-vec" engine asks vec0 for the k nearest. Both filter by model and source after ranking and
         widen the net when the filter drops rows; neither counts the table per query.
         """
+        return self.start_vector_search(query, model, sources, limit, beside=False)()
+
+    def start_vector_search(
+        self, query: np.ndarray, model: str, sources: Sequence[str], limit: int, beside: bool = True
+    ) -> Callable[[], list[SearchRow]]:
+        """`vector_search` begun now: with `beside` and a large matrix, its scan runs on the vector module's
+        helper thread while the caller goes on (the scan needs no SQL and releases the GIL), and the returned
+        function waits for it, then reads the rows. Every query on the connection stays on the caller's
+        thread."""
         if limit <= 0:
-            return []
+            return list
         if self.uses_vec0 and self.vector.dims == len(query):
-            return self._knn_search(query, model, sources, limit)
+            return lambda: self._knn_search(query, model, sources, limit)
         matrix = self.vector_matrix()
         if matrix is None or len(matrix) == 0 or matrix.dims != len(query):
-            return []
+            return list
+        first = matrix.start_top(query, limit) if beside else None
+        return lambda: self._matrix_rows(matrix, query, model, sources, limit, first)
+
+    def _matrix_rows(
+        self,
+        matrix: VectorMatrix,
+        query: np.ndarray,
+        model: str,
+        sources: Sequence[str],
+        limit: int,
+        first: Callable[[], tuple[np.ndarray, np.ndarray]] | None,
+    ) -> list[SearchRow]:
         wanted = set(sources)
         k = limit
         while True:
-            rowids, scores = matrix.top(query, k)
+            rowids, scores = first() if first is not None else matrix.top(query, k)
+            first = None
             rows = self._chunks_by_rowid([int(r) for r in rowids])
             out = []
             for rowid, score in zip(rowids.tolist(), scores.tolist(), strict=True):

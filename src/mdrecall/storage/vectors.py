@@ -91,11 +91,22 @@ def _helper() -> ThreadPoolExecutor:
         return _HELPER
 
 
+_BESIDE = threading.local()  # .active: this thread is the helper, running a whole scan beside the caller
+
+
 def split_point(rows: int) -> int:
-    """Where a scan over `rows` rows is cut in two (0: not cut: small, or one core)."""
-    if rows < SPLIT_MIN_WINDOWS or _CORES < 2:
+    """Where a scan over `rows` rows is cut in two (0: not cut: small, one core, or already on the helper)."""
+    if rows < SPLIT_MIN_WINDOWS or _CORES < 2 or getattr(_BESIDE, "active", False):
         return 0
     return (rows // 2 // SPLIT_ALIGN) * SPLIT_ALIGN
+
+
+def _beside(fn: Any, *args: Any) -> Any:
+    _BESIDE.active = True
+    try:
+        return fn(*args)
+    finally:
+        _BESIDE.active = False
 
 
 def scan(rows: int, score: Any, out: np.ndarray) -> np.ndarray:
@@ -278,6 +289,14 @@ class VectorMatrix:
             chunks = self.approximate_top(query, wide)
             return self._best(chunks, self.candidate_scores(query, chunks), k)
         return self._best(np.arange(len(self)), self.chunk_scores(query), k)
+
+    def start_top(self, query: np.ndarray, k: int) -> Any:
+        """`top` begun now: on the helper thread when the scan is long (and there are two cores), whole, so the
+        caller can run something else meanwhile (hybrid search: the keyword side); the returned function waits
+        for its answer. Otherwise `top` runs when the function is called."""
+        if not split_point(int(self.matrix.shape[0])):
+            return lambda: self.top(query, k)
+        return _helper().submit(_beside, self.top, query, k).result
 
     def _best(self, chunks: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The k best of these chunks by score (ties by rowid), best first."""
