@@ -109,3 +109,43 @@ def test_cli_what_did_we_decide_yesterday(tmp_path: Path) -> None:
 
     paths = [r["path"] for r in json.loads(result.stdout)]
     assert paths[0] == f"memory/{(today - timedelta(days=1)).isoformat()}.md"
+
+
+def test_a_question_only_about_a_time_with_no_log_of_it_says_nothing(tmp_path: Path, make_index) -> None:
+    from mdrecall.retrieval.search import run_search
+    from mdrecall.text.dates import names_only_a_time
+    from mdrecall.text.fts_query import expand_query_terms
+
+    assert names_only_a_time(expand_query_terms("what happened yesterday"))
+    assert names_only_a_time(expand_query_terms("what did we decide in March"))
+    assert not names_only_a_time(expand_query_terms("what did we decide about the budget yesterday"))
+
+    ws = tmp_path / "ws"
+    _team_logs(ws, date(2026, 6, 17))
+    write(ws, "memory/people.md", "# People\n\n- The on-call handover happens every Monday in #ops.\n")
+    index = make_index(ws, None)
+    index.sync()
+
+    def search(query: str, now: date):
+        at = datetime(now.year, now.month, now.day, 12, tzinfo=timezone.utc)
+        return run_search(index.store, None, "fts-only", index.config.query, query, ["memory"], 3, 0.0, now=at)
+
+    later = date(2026, 6, 27)  # ten days after the newest log: own notes, no log of yesterday
+    empty = search("what happened yesterday", later)
+    assert empty.results == [] and empty.notice == "nothing in memory from 2026-06-26"
+    assert search("what did we do in January 2026", later).notice == "nothing in memory from January 2026"
+    # a topic is still searched for; a time with a log is answered by it
+    assert search("what happened to the budget yesterday", later).results
+    answer = search("what happened yesterday", date(2026, 6, 18))
+    assert [r.path for r in answer.results] == ["memory/2026-06-17.md"]  # not people.md's "happens"
+
+
+def test_cli_says_nothing_from_a_time_without_logs(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _team_logs(ws, date.today() - timedelta(days=10))
+    write(ws, "mdrecall.toml", 'provider = "none"\n')
+    args = ["--workspace", str(ws), "--state-dir", str(tmp_path / "state")]
+    result = CliRunner().invoke(app, [*args, "search", "what did we do yesterday"])
+    assert result.exit_code == 0, result.output
+    yesterday = (date.today() - timedelta(days=1)).isoformat()
+    assert f"nothing in memory from {yesterday}" in result.output

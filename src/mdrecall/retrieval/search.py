@@ -44,7 +44,15 @@ from mdrecall.retrieval.rerank import join_notices, rerank_hits
 from mdrecall.retrieval.results import Hit, SearchResponse, SearchResult
 from mdrecall.storage.base import IndexStore, SearchRow
 from mdrecall.text.bounds import bound_query, cut_notice
-from mdrecall.text.dates import anchor_day, date_ranges, in_ranges, relative_spans, without_relative_times
+from mdrecall.text.dates import (
+    anchor_day,
+    date_ranges,
+    describe_ranges,
+    in_ranges,
+    names_only_a_time,
+    relative_spans,
+    without_relative_times,
+)
 from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and tests import the builders from here)
     build_fts_query,
     build_keyword_query,
@@ -407,6 +415,7 @@ def boost_identifiers(hits: list[Hit], identifiers: Sequence[str], boost: float 
 DATE_BOOST = 0.25
 RELATIVE_DATE_BOOST = 0.75
 DATED_CANDIDATES = 100
+MAX_LOG_DAYS = 62  # the newest days a question only about a time looks up by date ("in 2024": its last 62 logs)
 SHORT_RANGE_DAYS = 31  # "yesterday" .. "last month": the time is what the question is about
 
 
@@ -555,6 +564,37 @@ def query_today(store: IndexStore, sources: Sequence[str], now_s: float, query: 
     days = [file_date(path) for source in sources for path in store.get_files(source)]
     newest = max((d for d in days if d is not None and d <= today), default=None)
     return anchor_day(today, newest)
+
+
+def logs_of_that_time(
+    store: IndexStore, sources: Sequence[str], query: str, ranges: list[tuple[date, date]]
+) -> dict[str, date] | None:
+    """The files written in the time a query asks only about ("what happened yesterday", "what did we decide
+    in March": `dates.names_only_a_time`), by path: daily logs by the date in their name, session transcripts
+    by their mtime. None for any other query. Only these can answer such a question: any other note could
+    only share a stray word with it."""
+    if not ranges or not names_only_a_time(expand_query_terms(query)):
+        return None
+    found: dict[str, date] = {}
+    for source in sources:
+        for path, row in store.get_files(source).items():
+            day = file_date(path)
+            if day is None and source == "sessions":
+                day = datetime.fromtimestamp(row.mtime / 1000, timezone.utc).date()
+            if day is not None and in_ranges(day, ranges):
+                found[path] = day
+    return found
+
+
+def _log_rows(
+    store: IndexStore, logs: dict[str, date], model: str, sources: Sequence[str], limit: int
+) -> list[SearchRow]:
+    """Chunks of these daily logs, found by the date each chunk's indexed context carries (`2026 11 24`)."""
+    days = sorted({day for path, day in logs.items() if file_date(path) is not None}, reverse=True)[:MAX_LOG_DAYS]
+    if not days:
+        return []
+    expression = " OR ".join(f'"{day.year} {day.month:02d} {day.day:02d}"' for day in days)
+    return [row for row in store.keyword_search(expression, model, sources, limit) if row.path in logs]
 
 
 def _blend_windows(
@@ -737,6 +777,10 @@ def run_search(
     now_s = to_epoch(now)
     today = query_today(store, sources, now_s, cleaned)
     ranges = date_ranges(cleaned, today)
+    then = logs_of_that_time(store, sources, cleaned, ranges)
+    if then is not None and not then:
+        past = [(start, end) for start, end in ranges if start <= today] or ranges
+        return SearchResponse([], provider_name, model, label, notice=f"nothing in memory from {describe_ranges(past)}")
     # a time of days or weeks said relative to today ("yesterday", "last week", "last month") is what the
     # question is about: its logs are looked for deeper and boosted more, and its words ("last", "week") stay
     # off the keyword side (a log saying "last night" is no better a match). Longer ones ("last year", "in the
@@ -757,6 +801,8 @@ def run_search(
     if mode != "vector":
         keyword = _keyword_rows(store, what, model, sources, candidates, expanded, query_cfg.word_forms)
         keyword = _merge_rows(keyword, _identifier_rows(store, identifiers, model, sources, candidates))
+        if then:
+            keyword = _merge_rows(keyword, _log_rows(store, then, model, sources, candidates))
     vector = finish_vector()
 
     windows: dict[str, np.ndarray] = {}
@@ -765,6 +811,8 @@ def run_search(
     if mode == "hybrid" and provider is not None and query_cfg.hybrid.mode == "minmax" and store.fts.available:
         hits = _blend_windows(store, provider, query_cfg, hits, what, query_vector, limit, trace, windows)
     hits = boost_dates(hits, cleaned, today, ranges, relative=relative)
+    if then:  # a question only about a time: the files of that time answer it, when the candidates hold any
+        hits = [hit for hit in hits if hit.row.path in then] or hits
     if trace is not None:
         trace.stage("date", "date boost", hits, lambda h: "a daily log of a time the query names")
     hits = boost_identifiers(hits, identifiers)
@@ -798,6 +846,8 @@ def run_search(
     abstain = query_cfg.abstain_below
     if abstain is None:
         abstain = calibration.abstain_below if calibration is not None and not strict else 0.0
+    if then and not strict and any(hit.row.path in then for hit in hits):
+        threshold, abstain = 0.0, 0.0  # the logs of the time asked about answer it, whatever they say
     passing, relaxed = _apply_min_score(
         store, hits, threshold, what, model, sources, candidates, relax=not strict, abstain_below=abstain
     )

@@ -23,6 +23,9 @@ import os
 import re
 from datetime import date, timedelta
 
+from mdrecall.text.stopwords import ENGLISH as ENGLISH_STOPWORDS
+from mdrecall.text.stopwords import _words
+
 DateRange = tuple[date, date]  # inclusive
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
@@ -260,3 +263,50 @@ def file_date(path: str) -> date | None:
         except ValueError:
             continue
     return None
+
+
+# Words that name a time or say nothing beyond "an event": a question made only of them and a time ("what
+# happened yesterday", "what did we decide in March") asks for the logs of that time and nothing else.
+_TIME_WORDS = _words(
+    "today yesterday tonight tomorrow morning afternoon evening night day days week weeks weekend month months "
+    "year years ago last past this next earlier recently recent before after since until during couple few "
+    "spring summer autumn fall winter season one two three four five six seven eight nine ten"
+)
+_EVENT_WORDS = _words(
+    "happen happened happening happens do did done doing new news decide decided decision decisions discuss "
+    "discussed discussion talk talked say said tell told work worked working plan planned plans go went going "
+    "get got make made anything something everything stuff thing things note notes log logs write wrote written "
+    "record recorded learn learned mention mentioned ask asked up on there"
+)
+
+
+def names_only_a_time(terms: list[str]) -> bool:
+    """Whether a query's keywords (stop words already out) say nothing but a time and "an event": then only
+    the logs of that time can answer it. Month and weekday names, years and day numbers count as time; no
+    keyword at all ("what did we do yesterday": all stop words) says nothing either."""
+    for term in terms:
+        word = term.lower().strip(".")
+        if word in ENGLISH_STOPWORDS or word in _TIME_WORDS or word in _EVENT_WORDS:
+            continue
+        if word in _MONTHS or word in _WEEKDAYS:
+            continue
+        if word.isdigit() or re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)|\d{4}-\d{1,2}-\d{1,2}", word):
+            continue
+        return False
+    return True
+
+
+def describe_ranges(ranges: list[DateRange]) -> str:
+    """A day range as people read it: "2026-11-24", "March 2026", "2026-11-16 to 2026-11-22"."""
+
+    def one(start: date, end: date) -> str:
+        if start == end:
+            return start.isoformat()
+        last = calendar.monthrange(start.year, start.month)[1]
+        if start.day == 1 and end == date(start.year, start.month, last):
+            return f"{calendar.month_name[start.month]} {start.year}"
+        if (start.month, start.day, end.month, end.day) == (1, 1, 12, 31) and start.year == end.year:
+            return str(start.year)
+        return f"{start.isoformat()} to {end.isoformat()}"
+
+    return " or ".join(one(start, end) for start, end in ranges)
