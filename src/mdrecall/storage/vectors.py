@@ -15,6 +15,10 @@ the best `rescore_count(k)` chunks are scored again exactly in float32. Scores r
 is exact unless quantisation moved a chunk from the true top k below the rescored ones: recall@10 against
 exact, measured on real e5 windows, is in README "Benchmarks" (bench/bench_vector_recall.py). Smaller
 indexes, an index without simsimd, and `exact=True` (config store.vector.exact) score every window exactly.
+
+A scan over SPLIT_MIN_WINDOWS windows or more uses both cores: in two halves on this thread and a helper
+thread (vector-only search), or whole on the helper while the caller runs the keyword side (hybrid search,
+`start_top`). Both products release the GIL; the scores are the same to the bit as one scan's.
 """
 
 from __future__ import annotations
@@ -83,7 +87,8 @@ _CORES = os.cpu_count() or 1
 
 
 def _helper() -> ThreadPoolExecutor:
-    """The one helper thread that scores the second half of a large scan (started on first use)."""
+    """The one helper thread (started on first use): it scores the second half of a large scan, or a whole
+    scan while the caller runs the keyword side (`VectorMatrix.start_top`)."""
     global _HELPER
     with _HELPER_LOCK:
         if _HELPER is None:
@@ -91,6 +96,13 @@ def _helper() -> ThreadPoolExecutor:
         return _HELPER
 
 
+def _forget_helper() -> None:
+    """In a forked child the helper thread does not exist: start a new one when needed."""
+    global _HELPER, _HELPER_LOCK
+    _HELPER, _HELPER_LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_helper)
 _BESIDE = threading.local()  # .active: this thread is the helper, running a whole scan beside the caller
 
 
