@@ -475,16 +475,20 @@ def _query_vector(provider: EmbeddingProvider, query: str) -> np.ndarray | None:
 
 
 def _vector_rows(
+    store: IndexStore, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int
+) -> list[SearchRow]:
+    return [] if vector is None else store.vector_search(vector, model, sources, limit)
+
+
+def _start_vector_rows(
     store: IndexStore, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int, mode: str
 ) -> Callable[[], list[SearchRow]]:
-    """The vector side, finished by the returned function: begun beside the keyword side in hybrid mode,
-    done at once otherwise (vector-only: its scan may use both cores itself)."""
-    if vector is None:
-        return list
-    if mode == "hybrid":
-        return store.start_vector_search(vector, model, sources, limit)
-    rows = store.vector_search(vector, model, sources, limit)
-    return lambda: rows
+    """The vector side, finished by the returned function: begun beside the keyword side in hybrid mode
+    (`IndexStore.start_vector_search`), done at once otherwise (vector-only: its scan may use both cores)."""
+    if vector is None or mode != "hybrid":
+        rows = _vector_rows(store, vector, model, sources, limit)
+        return lambda: rows
+    return store.start_vector_search(vector, model, sources, limit)
 
 
 # Only the best fused candidates are re-scored by their windows: the blend decides the first results, and
@@ -796,7 +800,8 @@ def run_search(
     if provider is not None and query_vector is not None:
         query_vector = center_query(provider, query_vector, centering_weight(provider, query_cfg.centering))
     # hybrid: the store's vector scan runs beside the keyword side (IndexStore.start_vector_search)
-    finish_vector = _vector_rows(store, query_vector, provider.model if provider else model, sources, candidates, mode)
+    vector_model = provider.model if provider else model
+    finish_vector = _start_vector_rows(store, query_vector, vector_model, sources, candidates, mode)
     keyword: list[SearchRow] = []
     if mode != "vector":
         keyword = _keyword_rows(store, what, model, sources, candidates, expanded, query_cfg.word_forms)
