@@ -14,7 +14,7 @@ import pytest
 
 from facts_fixtures import hashing_provider, make_settings  # noqa: F401
 from mdrecall.facts.capture import LlmExtractor, auto_capture, dropped_by_cap
-from mdrecall.facts.rules import extract_rules, reject_reason, rule_candidate
+from mdrecall.facts.rules import extract_rules, reject_reason, rule_candidate, text_features
 from mdrecall.facts.store import FactStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,6 +165,58 @@ def test_labelled_set_and_measured_precision_recall() -> None:
     fp = sum(1 for r in negatives if extract_rules([r["text"]], limit=1))
     precision, recall = tp / max(1, tp + fp), tp / len(positives)
     assert precision >= 0.95 and recall >= 0.9, (precision, recall)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Remember to handle the None case in this branch.",
+        "Can you remember to check the logs later?",
+        "Remember to update the changelog in this PR.",
+        "Denk daran, in diesem Zweig den None-Fall zu behandeln.",
+        "记得在这个分支里处理空值的情况。",
+        "このブランチでNoneの場合を処理するのを忘れないで。",
+        "이 브랜치에서 None 경우를 처리하는 거 잊지 마.",
+        "I prefer not to answer that right now.",
+    ],
+)
+def test_rules_leave_requests_about_the_task_at_hand_to_the_classifier(text: str) -> None:
+    """'remember to X' and any rule hit about this branch / this function / now / today are requests about
+    the current work: the rules do not take them (the classifier decides, with deixis as a feature)."""
+    assert rule_candidate(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Remember: the guest wifi is called Orchard-Guest.",
+        "Apunta: la clave del portal de proveedores la tiene Inés.",
+        "À retenir : le parking visiteur est au niveau -2.",
+        "메모해 줘: 회의실 C의 모니터가 고장났어.",
+        "メモ：来客用駐車場は地下1階です。",
+        "From now on, release notes go in CHANGELOG.md, not the wiki.",  # standing, not deixis
+        "A partir de agora, todos os PRs precisam de dois revisores.",
+    ],
+)
+def test_rules_take_explicit_notes_and_standing_rules(text: str) -> None:
+    assert rule_candidate(text) is not None
+
+
+def test_text_features_mark_one_off_requests_and_standing_rules() -> None:
+    names = ("deixis", "habit", "task", "people", "style", "hedge")
+
+    def on(text: str) -> set[str]:
+        return {n for n, v in zip(names, text_features(text, names), strict=True) if v}
+
+    assert on("Run the migrations on the staging database.") >= {"task"}
+    assert "deixis" not in on("Run the migrations on the staging database.")
+    assert "task" not in on("Write docstrings in the Google style.")  # no definite object: a standing rule
+    assert on("Remember to close the file handle in this function.") >= {"deixis"}
+    assert "deixis" not in on("We'll use pnpm for every frontend repo from now on.")
+    assert "deixis" not in on("Dejamos de dar soporte a Internet Explorer este año.")
+    assert on("Always answer in British English.") >= {"habit", "style"}
+    assert on("I think the bug is in the cache layer.") >= {"hedge", "people"}
+    assert on("Kubernetes uses etcd to store cluster state.") == set()
 
 
 def test_held_out_set_floors() -> None:

@@ -3,6 +3,7 @@ calibration, and the capture classifier shipped beside the rules."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ FACTS = [
     "The staging API token is [REDACTED] for the deploy script.",
     "We decided to deploy the API on Fly.io instead of Heroku.",
     "I use Neovim for everything.",
+    "Meine Schwester Anja wohnt in Hamburg.",
 ]
 
 
@@ -79,6 +81,84 @@ def test_questions_about_a_fact_get_it_injected(e5_store: FactStore, prompt: str
     assert fact in block
 
 
+@pytest.mark.parametrize(
+    ("prompt", "fact"),
+    [
+        ("¿A qué es alérgica Sam?", "Sam is allergic to walnuts."),
+        ("Quel éditeur de texte j'utilise ?", "I use Neovim for everything."),
+        ("Where does my sister live?", "Meine Schwester Anja wohnt in Hamburg."),
+    ],
+)
+def test_a_question_in_another_language_than_the_fact_gets_it_first(
+    e5_store: FactStore, prompt: str, fact: str
+) -> None:
+    # the language is taken out of the vectors: a question does not land on a fact for sharing its language
+    hits = e5_store.recall(prompt, limit=5, min_score=-1.0)
+    assert hits[0].fact.text == fact, [(h.fact.text, round(h.score, 3)) for h in hits]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "fact"),
+    [
+        ("¿A qué es alérgica Sam?", "walnuts"),
+        ("Where does my sister live?", "Hamburg"),
+        ("Wo hosten wir die API?", "Fly.io"),
+    ],
+)
+def test_a_question_in_another_language_gets_the_fact_injected(e5_store: FactStore, prompt: str, fact: str) -> None:
+    assert fact in auto_recall(e5_store, prompt)
+
+
+@pytest.mark.parametrize("prompt", ["Was ist der Unterschied zwischen TCP und UDP?", "Danke, das hat geholfen!"])
+def test_a_prompt_sharing_only_the_language_of_a_fact_gets_nothing(e5_store: FactStore, prompt: str) -> None:
+    assert auto_recall(e5_store, prompt) == ""
+
+
+def test_the_prompt_hook_injects_across_languages_and_not_for_chat(tmp_path: Path, local_provider) -> None:  # noqa: F811
+    """The UserPromptSubmit hook (what Claude Code calls before every prompt), real e5 model and LanceDB."""
+    from facts_fixtures import FIXTURES
+    from mdrecall.agents.hooks import HookRunner
+
+    settings = make_settings(tmp_path / "ws", tmp_path / "state")
+    with FactStore(settings, local_provider) as store:
+        for text in FACTS:
+            store.store(text)
+    payload = json.loads((FIXTURES / "UserPromptSubmit.json").read_text().replace("__CWD__", str(tmp_path)))
+
+    def context(prompt: str) -> str:
+        runner = HookRunner(settings, local_provider)
+        try:
+            out = runner.run("UserPromptSubmit", {**payload, "prompt": prompt}).stdout
+        finally:
+            runner.close()
+        return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+
+    assert "Meine Schwester Anja wohnt in Hamburg." in context("Where does my sister live?")
+    assert "walnuts" in context("¿A qué es alérgica Sam?")
+    assert context("Danke, das hat geholfen!") == ""
+    assert context("Thanks, that worked!") == ""
+
+
+def test_e5_facts_are_stored_as_passages_and_as_queries(tmp_path: Path, local_provider) -> None:  # noqa: F811
+    settings = make_settings(tmp_path / "ws", tmp_path / "state")
+    with FactStore(settings, local_provider) as store:
+        assert store.calibration().query_view
+        store.store("The office wifi network is called Bluefin-5G.")
+        table = store._open_table()
+        assert {"vector", "qvector"} <= set(table.schema.names)
+        [row] = table.to_arrow().to_pylist()
+        assert row["vector"] != row["qvector"]  # "passage: ..." and "query: ..." differ
+        assert "Bluefin-5G" in auto_recall(store, "Which network do I join at work?")
+        # a table written before the query view (its meta has no queryView) is rebuilt from facts.md
+        meta = json.loads(store._meta_path().read_text())
+        del meta["queryView"]
+        store._meta_path().write_text(json.dumps(meta))
+    with FactStore(settings, local_provider) as store:
+        assert "Bluefin-5G" in auto_recall(store, "Which network do I join at work?")
+        assert store.rebuilt_reason == "queryView changed"
+        assert "qvector" in store._open_table().schema.names
+
+
 def test_a_configured_threshold_wins(e5_store: FactStore, tmp_path: Path, local_provider) -> None:  # noqa: F811
     question = "Is there anything Sam can't eat?"
     assert "walnuts" in auto_recall(e5_store, question)  # the model's threshold
@@ -100,7 +180,7 @@ def test_an_uncalibrated_model_keeps_the_weighted_score(tmp_path: Path, hashing_
 
 def test_the_capture_classifier_loads_and_classifies(local_provider) -> None:  # noqa: F811
     classifier = classifier_for("multilingual-e5-small")
-    assert classifier is not None and classifier.weights.shape == (384,) and 0.3 < classifier.threshold < 0.95
+    assert classifier is not None and classifier.dims == 384 and 0.3 < classifier.threshold < 0.95
     assert classifier_for("all-MiniLM-L6-v2") is None  # no weights for it: the rules alone
     scorer = scorer_for(local_provider.provider)
     assert scorer is not None
@@ -123,3 +203,49 @@ def test_memory_recall_applies_the_same_threshold(e5_store: FactStore) -> None:
     assert unrelated["results"] == [] and unrelated["context"] == ""
     related = tools.call("memory_recall", {"query": "Is there anything Sam can't eat?"})
     assert related["results"][0]["text"] == "Sam is allergic to walnuts."
+
+
+def test_the_capture_classifier_needs_the_texts_for_its_text_features() -> None:
+    classifier = classifier_for("multilingual-e5-small")
+    assert classifier is not None and "deixis" in classifier.features
+    with pytest.raises(ValueError, match="texts"):
+        classifier.probabilities(np.zeros((1, classifier.dims)))
+
+
+def test_capture_tells_standing_rules_from_one_off_requests(local_provider) -> None:  # noqa: F811
+    """The kinds a blind held-out set got wrong before (these statements are in the dev sets it was trained on:
+    a guard against losing them, not a measure of generalisation). Still missed: "Escreva os commits em
+    inglês." (a task verb on a definite object reads as a one-off request), see docs/facts.md."""
+    scorer = scorer_for(local_provider.provider)
+    keep = [
+        "Keep commit messages in the imperative mood.",
+        "We are dropping support for Python 3.9.",
+        "커밋 메시지는 영어로 써 주세요.",
+        "Los nombres de variables, en inglés.",
+        "Remember: the wifi is called Orchard-Guest.",
+    ]
+    drop = [
+        "Run the migrations on the staging database.",
+        "Write an e-mail to the customer apologising.",
+        "Kubernetes uses etcd to store cluster state.",
+        "Remember to handle the None case in this branch.",
+        "I think the bug is in the cache layer.",
+    ]
+    found = {c.text for c in extract_rules(keep + drop, None, scorer=scorer)}
+    assert found == set(keep)
+
+
+def test_capture_floors_on_the_newest_dev_sets(local_provider) -> None:  # noqa: F811
+    """docs/facts.md: rules + classifier on capture_dev4 / capture_dev5 (P 1.000 / R 0.963, P 1.000 / R 0.943)."""
+    import json
+
+    scorer = scorer_for(local_provider.provider)
+    quality = Path(__file__).resolve().parents[1] / "bench" / "quality"
+    for name in ("capture_dev4.jsonl", "capture_dev5.jsonl"):
+        rows = [json.loads(line) for line in (quality / name).read_text(encoding="utf-8").splitlines() if line]
+        texts = [r["text"] for r in rows]
+        found = {c.text for c in extract_rules(texts, None, scorer=scorer)}
+        tp = sum(1 for r in rows if r["capture"] and r["text"] in found)
+        fp = sum(1 for r in rows if not r["capture"] and r["text"] in found)
+        positives = sum(1 for r in rows if r["capture"])
+        assert tp / max(1, tp + fp) >= 0.97 and tp / positives >= 0.9, (name, tp, fp, positives)

@@ -19,7 +19,10 @@ from mdrecall.cli.app import app
 from mdrecall.config.settings import parse_config, resolve_settings
 from mdrecall.embeddings.factory import create_provider
 from mdrecall.retrieval.calibration import E5_CALIBRATION, Calibration, features, logit_fit, named_terms
+from mdrecall.retrieval.results import Hit
 from mdrecall.retrieval.search import NOTHING, run_search
+from mdrecall.retrieval.tail import drop_tail
+from mdrecall.storage.base import SearchRow
 
 from .conftest import HashingProvider, search_with_default_floor, write
 
@@ -245,3 +248,53 @@ def test_a_query_in_another_script_keeps_the_fused_score(team) -> None:
     assert _search(index, "予算はいくらですか").scoring == "fused"
     assert _search(index, "Какой бюджет?").scoring == "fused"
     assert _search(index, "café budget für Zürich").scoring == "calibrated"
+
+
+# -- the tail floor -----------------------------------------------------------------------------------------
+
+
+def test_results_far_below_the_best_are_not_listed(team) -> None:
+    """With every default, a result whose chance is under 1 % of the best one's is not listed (tail.py); the
+    rule is off with relativeFloor 0 and with an explicit minScore (which alone decides then)."""
+    _, _, index = team
+    every = _search(index, "budget for cloud", 6, relative_floor=0.0)
+    assert len(every.results) == 6
+    best = max(r.score for r in every.results)
+    assert any(r.score < 0.01 * best for r in every.results)  # a tail the floor has to drop
+    shown = _search(index, "budget for cloud", 6)
+    assert [r.path for r in shown.results] == [r.path for r in every.results if r.score >= 0.01 * best]
+    assert {r.path for r in shown.results} == {"memory/2026-06-16.md", "memory/2026-03-11.md"}
+    assert shown.notice is None
+    assert len(_search(index, "budget for cloud", 6, 0.0).results) == 6  # minScore 0: every result
+    assert len(_search(index, "budget for cloud", 6, 0.0, relative_floor=0.01).results) == 2  # unless set too
+    one = _search(index, "which payroll vendor did we pick", 6)
+    assert [r.path for r in one.results] == ["MEMORY.md"]
+    # a question only about a time lists every log of that time, however low their chances
+    month = _search(index, "what did we do this month", 6)
+    assert sorted(r.path for r in month.results) == [f"memory/2026-06-{d}.md" for d in (10, 12, 15, 16)]
+
+
+def test_the_tail_floor_keeps_the_order_and_the_first_result() -> None:
+    def hit(score: float) -> Hit:
+        return Hit(SearchRow(str(score), "a.md", "memory", 1, 1, "x", score, {}), score=score)
+
+    hits = [hit(0.002), hit(0.5), hit(0.004), hit(0.006), hit(0.3)]
+    assert [h.score for h in drop_tail(hits, 0.01)] == [0.002, 0.5, 0.006, 0.3]
+    assert [h.score for h in drop_tail(hits, 0.0)] == [0.002, 0.5, 0.004, 0.006, 0.3]
+    assert drop_tail([], 0.01) == [] and len(drop_tail(hits[:1], 1.0)) == 1
+
+
+def test_cli_lists_no_tail_and_status_says_the_floor(team, tmp_path: Path) -> None:
+    ws, state, _ = team
+    runner = CliRunner()
+    base = ["--workspace", str(ws), "--state-dir", str(state)]
+    result = runner.invoke(app, [*base, "search", "budget for cloud", "-n", "6", "--json"])
+    assert result.exit_code == 0, result.output
+    assert {r["path"] for r in json.loads(result.stdout)} == {"memory/2026-06-16.md", "memory/2026-03-11.md"}
+    config = tmp_path / "every.toml"
+    config.write_text("[query]\nrelativeFloor = 0\n", encoding="utf-8")
+    result = runner.invoke(app, [*base, "--config", str(config), "search", "budget for cloud", "-n", "6", "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)) == 6
+    result = runner.invoke(app, [*base, "status", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["query"]["relativeFloor"] == 0.01

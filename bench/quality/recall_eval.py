@@ -5,8 +5,12 @@
 
 `bench/quality/recall_set.jsonl` holds 45 stored facts, 62 paraphrased questions about them (each names its
 fact) and 125 prompts unrelated to every fact (coding requests, general questions, chat), in 9 languages,
-each prompt marked `dev` or `test`. Thresholds are chosen on `dev` only (`--calibrate`); `test` is the
-held-out half.
+each prompt marked `dev` or `test`. Three held-out sets ask about the same facts, each written before the
+next change of the method or the thresholds and measured once before it joined the tuning data:
+`recall_heldout.jsonl` (split `heldout`: 67 questions, 29 in another language than the fact, 82 unrelated
+prompts), `recall_heldout2.jsonl` (`heldout2`: 47 questions, 22 cross-language, 72 unrelated) and
+`recall_heldout3.jsonl` (`heldout3`: 45 questions, 18 cross-language, 67 unrelated), which is only measured.
+The tuning splits (dev, test, heldout, heldout2) choose the method, the weights and the thresholds.
 
 The measurement runs the real thing: a FactStore (LanceDB, the real embedding model) holding the 45 facts,
 `auto_recall(store, prompt)` for the injection (the UserPromptSubmit hook's call) and `store.recall(q)` for
@@ -14,10 +18,12 @@ memory_recall's ranking. Per model and split it prints: unrelated prompts with s
 whose right fact is injected, questions whose right fact memory_recall ranks first. `--uncalibrated` runs the
 earlier score (rescaled cosine + keyword share, `query.hybrid` weights, threshold 0.2) for comparison.
 
-`--calibrate` embeds the background texts (the capture dev sets' memorable statements as passages, their
-everyday prompts as queries; never the recall set), writes `src/mdrecall/facts/recall_<model>.npz`, scores
-the dev half and prints, per keyword weight, the lowest threshold that injects something for at most 5 % of
-the dev unrelated prompts, to be copied into `CALIBRATIONS` in `src/mdrecall/facts/relevance.py`.
+`--calibrate` embeds the background texts (the capture dev sets' memorable statements as passages, and as
+queries for models with query/passage prefixes; their everyday prompts as queries; never the recall sets),
+finds the directions along which one language's texts differ from the others', writes them and the mean
+vectors to `src/mdrecall/facts/recall_<model>.npz`, scores the tuning splits and prints, per keyword
+weight, the lowest threshold that injects something for at most 5 % of their unrelated prompts, to be copied
+into `CALIBRATIONS` in `src/mdrecall/facts/relevance.py`.
 Figures are quality, not speed; timings are not taken.
 """
 
@@ -43,6 +49,11 @@ from mdrecall.facts.store import FILE_HEADER, Fact, FactStore, auto_recall, keyw
 
 QUALITY = ROOT / "bench" / "quality"
 RECALL_SET = QUALITY / "recall_set.jsonl"
+# Each held-out set was written before the next change, measured once, then added to the tuning data;
+# recall_heldout3.jsonl is only measured.
+HELDOUT_SETS = [QUALITY / f"recall_heldout{n}.jsonl" for n in ("", "2", "3")]
+TUNING_SPLITS = ("dev", "test", "heldout", "heldout2")
+SPLITS = ("dev", "test", "heldout", "heldout2", "heldout3")
 BACKGROUND_SETS = ["capture_set.jsonl", "capture_heldout.jsonl", "capture_heldout2.jsonl", "capture_dev3.jsonl"]
 MODELS = {"e5-small": "e5-small", "minilm": "minilm", "wordllama": "wordllama"}
 MAX_UNRELATED = 0.05
@@ -50,7 +61,9 @@ DEFAULT_OUT = ROOT / "bench" / "results" / "recall_injection.json"
 
 
 def load_set() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    rows = [json.loads(line) for line in RECALL_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = []
+    for path in (RECALL_SET, *HELDOUT_SETS):
+        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [r for r in rows if r["kind"] == "fact"], [r for r in rows if r["kind"] != "fact"]
 
 
@@ -92,17 +105,17 @@ def measure(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, Any
                 if not injected:
                     misses.append({"kind": "missed", "text": prompt["text"], "fact": wanted})
     table = {}
-    for name in ("dev", "test"):
+    for name in SPLITS:
         c = counts[name]
         table[name] = {k: round(v[0] / v[1], 3) for k, v in c.items()} | {
             "n_unrelated": c["unrelated"][1],
             "n_questions": c["right"][1],
         }
-    both = {k: [counts["dev"][k][i] + counts["test"][k][i] for i in (0, 1)] for k in counts["dev"]}
-    table["all"] = {k: round(v[0] / v[1], 3) for k, v in both.items()}
+    both = {k: [sum(counts[s][k][i] for s in TUNING_SPLITS) for i in (0, 1)] for k in counts["dev"]}
+    table["tuning"] = {k: round(v[0] / v[1], 3) for k, v in both.items()}
     return {
         "model": model,
-        "score": "csls" if calibration else "weighted (uncalibrated)",
+        "score": "calibrated" if calibration else "weighted (uncalibrated)",
         "minScore": calibration.min_score if calibration else 0.2,
         **table,
         "misses": misses,
@@ -113,51 +126,81 @@ def unit(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
 
 
+def language_directions(vectors: np.ndarray, langs: list[str]) -> np.ndarray:
+    """Directions along which one language's texts differ from the others': each language's mean vector
+    minus the overall mean, orthonormalised (one row per language of the background)."""
+    mean = vectors.mean(0)
+    deviations = [vectors[[i for i, x in enumerate(langs) if x == lang]].mean(0) - mean for lang in sorted(set(langs))]
+    _, singular, basis = np.linalg.svd(np.stack(deviations), full_matrices=False)
+    return basis[: int((singular > 1e-6 * singular[0]).sum())].astype(np.float32)
+
+
 def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, Any]]) -> None:
-    """Write the background file; print thresholds chosen on the dev half (never the test half)."""
+    """Write the background file; print thresholds chosen on the tuning splits (never heldout3)."""
     provider = create_local_provider(LocalConfig(), model=model)
     rows = []
     for name in BACKGROUND_SETS:
         rows += [json.loads(line) for line in (QUALITY / name).read_text(encoding="utf-8").splitlines() if line]
-    statements = [r["text"] for r in rows if r["capture"]]
-    everyday = [r["text"] for r in rows if not r["capture"]]
-    fact_vectors = unit(np.asarray(provider.embed_batch(statements), np.float32))
-    prompt_vectors = unit(np.stack([np.asarray(provider.embed_query(t), np.float32) for t in everyday]))
+    statements = [r for r in rows if r["capture"]]
+    everyday = [r for r in rows if not r["capture"]]
+
+    def as_queries(texts: list[str]) -> np.ndarray:
+        return unit(np.stack([np.asarray(provider.embed_query(t), np.float32) for t in texts]))
+
+    probe = "query or passage"
+    query_view = not np.allclose(provider.embed_query(probe), np.asarray(provider.embed_batch([probe]))[0])
+    fact_vectors = unit(np.asarray(provider.embed_batch([r["text"] for r in statements]), np.float32))
+    prompt_vectors = as_queries([r["text"] for r in everyday])
+    pooled = [fact_vectors, prompt_vectors]
+    langs = [r["lang"] for r in statements] + [r["lang"] for r in everyday]
+    fact_query_vectors = None
+    if query_view:
+        fact_query_vectors = as_queries([r["text"] for r in statements])
+        pooled.append(fact_query_vectors)
+        langs += [r["lang"] for r in statements]
+    language = language_directions(np.concatenate(pooled), langs)
+    arrays = {
+        "model": np.array(provider.model),
+        "language": language,
+        "mean_fact": relevance.language_free(fact_vectors, language).mean(0).astype(np.float32),
+        "mean_prompt": relevance.language_free(prompt_vectors, language).mean(0).astype(np.float32),
+        "background": np.array(",".join(BACKGROUND_SETS)),
+    }
+    if fact_query_vectors is not None:
+        arrays["mean_fact_query"] = relevance.language_free(fact_query_vectors, language).mean(0).astype(np.float32)
     target = relevance.HERE / f"recall_{model.replace('e5-small', 'e5')}.npz"
-    np.savez_compressed(
-        target,
-        model=np.array(provider.model),
-        mean_fact=fact_vectors.mean(0).astype(np.float32),
-        mean_prompt=prompt_vectors.mean(0).astype(np.float32),
-        background=np.array(",".join(BACKGROUND_SETS)),
-    )
+    np.savez_compressed(target, **arrays)
     bg = relevance.background.__wrapped__(target.name)
-    dev = [p for p in prompts if p["split"] == "dev"]
-    fact_matrix = unit(np.asarray(provider.embed_batch([f["text"] for f in facts]), np.float32))
+    tune = [p for p in prompts if p["split"] in TUNING_SPLITS]
+    fact_matrix = np.asarray(provider.embed_batch([f["text"] for f in facts]), np.float32)
+    fact_queries = as_queries([f["text"] for f in facts]) if query_view else None
     ids = [f["id"] for f in facts]
-    vec = np.stack([relevance.csls_scores(provider.embed_query(p["text"]), fact_matrix, bg) for p in dev])
-    kw = np.array([[keyword_score(p["text"], f["text"]) for f in facts] for p in dev])
-    print(f"{provider.model}: wrote {target.relative_to(ROOT)}")
-    for weight in (0.0, 0.025, 0.05, 0.1, 0.2):
+    query_vectors = [provider.embed_query(p["text"]) for p in tune]
+    kw = np.array([[keyword_score(p["text"], f["text"]) for f in facts] for p in tune])
+    print(
+        f"{provider.model}: wrote {target.relative_to(ROOT)} ({len(language)} language directions, "
+        f"query view {query_view})"
+    )
+    vec = np.stack([relevance.relevance_scores(v, fact_matrix, bg, fact_queries) for v in query_vectors])
+    for weight in (0.0, 0.025, 0.05):
         scores = vec + weight * kw
-        unrelated = np.array([p["kind"] == "unrelated" for p in dev])
+        unrelated = np.array([p["kind"] == "unrelated" for p in tune])
         top = np.sort(scores[unrelated].max(1))
-        # the lowest threshold with at most 5 % of the dev unrelated prompts at or above it
+        # the lowest threshold with at most 5 % of the tuning unrelated prompts at or above it
         allowed = int(np.floor(MAX_UNRELATED * len(top)))
         threshold = float(top[len(top) - allowed - 1]) + 1e-4
         right, first, gaps = 0, 0, []
         for i in np.where(~unrelated)[0]:
             order = np.argsort(-scores[i])[:3]
-            j = ids.index(dev[i]["fact"])
+            j = ids.index(tune[i]["fact"])
             right += j in order and scores[i, j] >= threshold
             first += order[0] == j
             if order[0] == j:
                 gaps.append(float(scores[i, order[0]] - scores[i, order[1]]))
         n = int((~unrelated).sum())
         print(
-            f"  keyword weight {weight}: threshold {threshold:.3f}, dev questions right fact {right / n:.3f}, "
-            f"first {first / n:.3f}, "
-            f"median top-1 gap {np.median(gaps):.3f}"
+            f"  keyword weight {weight}: threshold {threshold:.4f}, "
+            f"questions right fact {right / n:.3f}, first {first / n:.3f}, median top-1 gap {np.median(gaps):.3f}"
         )
 
 
@@ -183,10 +226,10 @@ def main() -> int:
     )
     print("| --- | --- | ---: | --- | ---: | ---: | ---: |")
     for r in results:
-        for split in ("dev", "test", "all"):
+        for split in (*SPLITS, "tuning"):
             s = r[split]
             print(
-                f"| {r['model']} | {r['score']} | {r['minScore']:.3f} | {split} | {s['unrelated']:.1%} | "
+                f"| {r['model']} | {r['score']} | {r['minScore']:.4g} | {split} | {s['unrelated']:.1%} | "
                 f"{s['right']:.1%} | {s['first']:.1%} |"
             )
     if args.show_misses:

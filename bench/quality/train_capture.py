@@ -2,11 +2,19 @@
 
     python bench/quality/train_capture.py [--model e5-small] [--target-precision 0.97]
 
-Embeds every statement of the dev sets with the model (passage vectors, as the store computes them), fits
-an L2-regularised logistic regression by Newton's method (numpy), picks the decision threshold by 5-fold
-cross-validation (out-of-fold probabilities, combined with the rules exactly as capture does: the rules'
-rejects first, then rule hit OR probability >= threshold) as the lowest threshold whose cross-validated
-precision reaches the target, and writes `src/mdrecall/facts/capture_<model>.npz` with the figures.
+Embeds every statement of the dev sets with the model (passage vectors, as the store computes them), appends
+the text features named in FEATURES (`rules.text_features`), fits an L2-regularised logistic regression by
+Newton's method (numpy), and picks the decision threshold from out-of-set probabilities, combined with the
+rules exactly as capture does (the rules' rejects first, then rule hit OR probability >= threshold):
+
+- leave-one-set-out: each dev set is scored by a model trained on the others. Each set was written at a
+  different time for different weak spots, so this is the closest stand-in for a set written later by
+  someone else (a new held-out set lands a few points below 5-fold cross-validation);
+- 5-fold cross-validation, printed beside it.
+
+The threshold is the lowest (on a 0.025 grid) whose pooled leave-one-set-out precision reaches the target
+(0.955: a margin over the aim of 0.95; at 0.96 the threshold is 0.8 and leave-one-set-out recall 0.851,
+no margin left over the aim of 0.85). Writes `src/mdrecall/facts/capture_<model>.npz` with the figures.
 
 The held-out sets named in HELDOUT are never read here.
 """
@@ -27,14 +35,26 @@ sys.path.insert(0, str(ROOT / "src"))
 from mdrecall.config.settings import LocalConfig  # noqa: E402
 from mdrecall.embeddings.local import create_local_provider  # noqa: E402
 from mdrecall.facts.classifier import HERE, WEIGHT_FILES  # noqa: E402
-from mdrecall.facts.rules import reject_reason, rule_candidate  # noqa: E402
+from mdrecall.facts.rules import reject_reason, rule_candidate, text_features  # noqa: E402
 
 QUALITY = ROOT / "bench" / "quality"
-DEV_SETS = ["capture_set.jsonl", "capture_heldout.jsonl", "capture_heldout2.jsonl", "capture_dev3.jsonl"]
-HELDOUT = ["capture_heldout3.jsonl"]  # written after the method was frozen; evaluated only by capture_eval.py
-# 5-fold CV on the dev sets, threshold at precision >= 0.97: l2 1.0 -> recall .913, 0.3 -> .945, 0.1 -> .968,
-# 0.03 -> .990 (the least regularised one left out: one author wrote every set).
-L2 = 0.1
+# capture_heldout*.jsonl were each held out for an earlier method and measured once; now they are dev sets.
+DEV_SETS = [
+    "capture_set.jsonl",
+    "capture_heldout.jsonl",
+    "capture_heldout2.jsonl",
+    "capture_dev3.jsonl",
+    "capture_heldout3.jsonl",
+    "capture_dev4.jsonl",
+    "capture_dev5.jsonl",
+]
+HELDOUT = ["capture_heldout4.jsonl"]  # written after the method was frozen; evaluated only by capture_eval.py
+# Pooled leave-one-set-out, the first threshold reaching precision 0.955 (precision / recall) by variant:
+# vector alone l2 0.1 .961/.827, l2 0.03 .958/.852; + deixis, habit, task l2 0.1 .957/.870, l2 0.03 .958/.874;
+# + people l2 0.1 .966/.859, l2 0.03 .966/.870; + people, style l2 0.1 .960/.892, l2 0.03 .957/.889;
+# + people, style, hedge l2 0.1 .959/.906, l2 0.03 .962/.904 (chosen).
+L2 = 0.03
+FEATURES = ("deixis", "habit", "task", "people", "style", "hedge")
 FOLDS = 5
 CATEGORIES = ("preference", "decision", "entity", "fact")
 
@@ -77,7 +97,7 @@ def scores(decided: np.ndarray, y: np.ndarray) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="e5-small")
-    parser.add_argument("--target-precision", type=float, default=0.97)
+    parser.add_argument("--target-precision", type=float, default=0.955)
     parser.add_argument("--l2", type=float, default=L2)
     args = parser.parse_args()
     rows = load(DEV_SETS)
@@ -86,9 +106,11 @@ def main() -> int:
         print(f"no weight file name for {provider.model}; add it to classifier.WEIGHT_FILES", file=sys.stderr)
         return 1
     texts = [r["text"] for r in rows]
-    x = np.asarray(provider.embed_batch(texts), dtype=np.float64)
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    vectors = np.asarray(provider.embed_batch(texts), dtype=np.float64)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    x = np.hstack([vectors, np.array([text_features(t, FEATURES) for t in texts], dtype=np.float64)])
     y = np.array([bool(r["capture"]) for r in rows])
+    sets = np.array([r["set"] for r in rows])
     rejected = np.array([reject_reason(t) is not None for t in texts])
     rule_hit = np.array([rule_candidate(t) is not None for t in texts])
     rng = np.random.default_rng(7)
@@ -97,20 +119,38 @@ def main() -> int:
     for k in range(FOLDS):
         w, b = fit(x[fold != k], y[fold != k].astype(float), args.l2)
         oof[fold == k] = 1.0 / (1.0 + np.exp(-(x[fold == k] @ w + b)))
-    print(f"{len(rows)} dev statements ({int(y.sum())} to capture), {FOLDS}-fold cross-validation, l2={args.l2}")
+    loso = np.zeros(len(rows))
+    for name in DEV_SETS:
+        held = sets == name
+        w, b = fit(x[~held], y[~held].astype(float), args.l2)
+        loso[held] = 1.0 / (1.0 + np.exp(-(x[held] @ w + b)))
+    print(
+        f"{len(rows)} dev statements ({int(y.sum())} to capture) in {len(DEV_SETS)} sets, features "
+        f"{','.join(FEATURES)}, l2={args.l2}"
+    )
     print("rules alone:", scores(rule_hit & ~rejected, y))
     chosen = None
     for t in np.round(np.arange(0.30, 0.96, 0.025), 3):
-        decided = ~rejected & (rule_hit | (oof >= t))
-        s = scores(decided, y)
-        print(f"  threshold {t:.3f}: {s}")
-        if chosen is None and s["precision"] >= args.target_precision:
-            chosen = (float(t), s)
+        by_set = scores(~rejected & (rule_hit | (loso >= t)), y)
+        cv = scores(~rejected & (rule_hit | (oof >= t)), y)
+        print(
+            f"  threshold {t:.3f}: leave-one-set-out P {by_set['precision']:.3f} R {by_set['recall']:.3f}"
+            f" | {FOLDS}-fold P {cv['precision']:.3f} R {cv['recall']:.3f}"
+        )
+        exact = by_set["tp"] / max(1, by_set["tp"] + by_set["fp"])  # unrounded: no threshold just under the target
+        if chosen is None and exact >= args.target_precision:
+            chosen = (float(t), by_set, cv)
     if chosen is None:
         print("no threshold reaches the target precision", file=sys.stderr)
         return 1
-    threshold, cv = chosen
+    threshold, by_set, cv = chosen
+    per_set = {}
+    for name in DEV_SETS:
+        held = sets == name
+        per_set[name] = scores(~rejected[held] & (rule_hit[held] | (loso[held] >= threshold)), y[held])
+        print(f"  left out {name}: {per_set[name]}")
     w, b = fit(x, y.astype(float), args.l2)
+    x = vectors  # the category heads read the vector alone
     # category heads, one-vs-rest on the statements to capture; accuracy by the same folds
     positives = np.where(y)[0]
     labels = np.array([rows[i]["category"] for i in positives])
@@ -133,12 +173,15 @@ def main() -> int:
         l2=np.float32(args.l2),
         trained_on=np.array(",".join(DEV_SETS)),
         cv=np.array(json.dumps(cv)),
+        leave_one_set_out=np.array(json.dumps({"pooled": by_set, "sets": per_set})),
+        features=np.array(",".join(FEATURES)),
         categories=np.array(",".join(CATEGORIES)),
         category_weights=np.stack([hw for hw, _ in heads]).astype(np.float32),
         category_bias=np.array([hb for _, hb in heads], dtype=np.float32),
         category_cv=np.float32(category_cv),
     )
-    print(f"threshold {threshold} (cross-validated {cv}); wrote {out.relative_to(ROOT)} ({out.stat().st_size} bytes)")
+    print(f"threshold {threshold} (leave-one-set-out {by_set}, {FOLDS}-fold {cv})")
+    print(f"wrote {out.relative_to(ROOT)} ({out.stat().st_size} bytes)")
     return 0
 
 

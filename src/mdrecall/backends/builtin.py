@@ -692,12 +692,17 @@ class MemoryIndex:
         if calibration is not None and min_score_source not in ("argument", "config"):
             min_score, min_score_source = 0.0, "calibrated"
             abstain = calibration.abstain_below if abstain is None else abstain
+        relative_floor = 0.0  # the tail floor (retrieval/tail.py) works on calibrated scores only
+        if calibration is not None:
+            default_floor = calibration.relative_floor if min_score_source != "config" else 0.0
+            relative_floor = default_floor if query_cfg.relative_floor is None else query_cfg.relative_floor
         out["query"] = {
             "maxResults": self.config.query.max_results,
             "minScore": min_score,
             "minScoreSource": min_score_source,
             "scoring": "calibrated" if calibration is not None else "fused",
             "abstainBelow": abstain or 0.0,
+            "relativeFloor": relative_floor,
             "hybrid": self.config.query.hybrid.enabled,
             "rerank": rerank_status(self.config.query.rerank),
         }

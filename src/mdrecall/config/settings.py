@@ -305,6 +305,10 @@ class QueryConfig(_Section):
     # with no minScore set: when the best result scores below this, the search answers nothing ("nothing in
     # memory matches"). Unset = the calibration's value (multilingual-e5-small 0.0125); 0 = never
     abstain_below: float | None = Field(None, ge=0, le=1)
+    # with no minScore set and calibrated scores: results (below the first) scoring under this share of the
+    # best result's score are not listed (retrieval/tail.py). Unset = the calibration's value
+    # (multilingual-e5-small 0.01); 0 = list every result, as the spec does
+    relative_floor: float | None = Field(None, ge=0, le=1)
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
     mmr: MmrConfig = Field(default_factory=MmrConfig)

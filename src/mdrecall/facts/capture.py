@@ -17,7 +17,7 @@ from mdrecall.text.quoted import own_words
 from mdrecall.text.redact import redact
 
 if TYPE_CHECKING:
-    from mdrecall.facts.classifier import Scorer
+    from mdrecall.facts.rules import Scorer
     from mdrecall.facts.store import FactStore
 
 # Candidates over the cap that an LLM extractor is asked for, so they can be reported.

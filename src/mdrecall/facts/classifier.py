@@ -5,7 +5,11 @@ in the imperative mood", "We are dropping support for Python 3.9", "Marco from t
 nightly ETL"). A linear model on the statement's embedding catches those. It is trained by
 `bench/quality/train_capture.py` on the labelled dev sets in `bench/quality/` and shipped as a small file
 next to this module (`capture_<model>.npz`: weights, bias, decision threshold, and one-vs-rest heads for
-the category of what it catches), one per embedding model it was trained for. A statement is captured
+the category of what it catches), one per embedding model it was trained for. Beside the vector it reads a
+few text features (`rules.text_features`): deixis that marks a one-off request about the work at hand ("in
+this branch", "now", "today"), standing-rule markers ("always", "every"), a task verb first ("Run the
+migrations ..."), someone's own world ("we", "my"), what an assistant produces ("answers", "commit messages")
+and a passing guess ("I think ..."). A statement is captured
 when the rules take it or the classifier's probability reaches the threshold; the rules' rejects
 (questions, secrets, markup, injected memories, hypotheticals) apply to both. Models without a shipped
 file (MiniLM, WordLlama, remote providers) keep the rules alone.
@@ -13,7 +17,6 @@ file (MiniLM, WordLlama, remote providers) keep the rules alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -21,12 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from mdrecall.facts.rules import Scorer, text_features
+
 HERE = Path(__file__).resolve().parent
 # Embedding model name (as providers report it) -> the shipped weight file.
 WEIGHT_FILES = {"multilingual-e5-small": "capture_e5.npz"}
-
-# texts -> (probability worth keeping, category or None) per text
-Scorer = Callable[[list[str]], list[tuple[float, str | None]]]
 
 
 @dataclass(frozen=True)
@@ -39,10 +41,22 @@ class CaptureClassifier:
     categories: tuple[str, ...] = ()
     category_weights: np.ndarray | None = None
     category_bias: np.ndarray | None = None
+    # names of the text features appended to the vector (rules.text_features); their weights end `weights`
+    features: tuple[str, ...] = ()
 
-    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
-        """P(worth keeping) for sentence vectors (one row each)."""
-        return 1.0 / (1.0 + np.exp(-(_rows(vectors) @ self.weights + self.bias)))
+    @property
+    def dims(self) -> int:
+        """The vector size this classifier was trained on."""
+        return self.weights.shape[0] - len(self.features)
+
+    def probabilities(self, vectors: np.ndarray, texts: list[str] | None = None) -> np.ndarray:
+        """P(worth keeping) for sentence vectors (one row each) and, when it uses text features, their texts."""
+        x = _rows(vectors)
+        if self.features:
+            if texts is None or len(texts) != len(x):
+                raise ValueError("this capture classifier needs the statements' texts beside their vectors")
+            x = np.hstack([x, np.array([text_features(t, self.features) for t in texts], dtype=np.float64)])
+        return 1.0 / (1.0 + np.exp(-(x @ self.weights + self.bias)))
 
     def category_of(self, vectors: np.ndarray) -> list[str | None]:
         """The most likely category of each statement (None without category heads)."""
@@ -56,6 +70,7 @@ class CaptureClassifier:
     def load(cls, path: Path) -> CaptureClassifier:
         with np.load(path, allow_pickle=False) as data:
             heads = "category_weights" in data.files
+            features = str(data["features"]) if "features" in data.files else ""
             return cls(
                 model=str(data["model"]),
                 weights=np.asarray(data["weights"], dtype=np.float64),
@@ -64,6 +79,7 @@ class CaptureClassifier:
                 categories=tuple(str(data["categories"]).split(",")) if heads else (),
                 category_weights=np.asarray(data["category_weights"], dtype=np.float64) if heads else None,
                 category_bias=np.asarray(data["category_bias"], dtype=np.float64) if heads else None,
+                features=tuple(features.split(",")) if features else (),
             )
 
 
@@ -90,14 +106,15 @@ def scorer_for(provider: Any) -> Scorer | None:
         return None
     active = getattr(provider, "active", provider)  # a fallback wrapper: the model answering now
     classifier = classifier_for(getattr(active, "model", None))
-    if classifier is None or getattr(provider, "dims", None) not in (None, classifier.weights.shape[0]):
+    if classifier is None or getattr(provider, "dims", None) not in (None, classifier.dims):
         return None
 
     def score(texts: list[str]) -> list[tuple[float, str | None]]:
         if not texts:
             return []
         vectors = np.asarray(provider.embed_batch(list(texts)), dtype=np.float32)
-        return list(zip(classifier.probabilities(vectors).tolist(), classifier.category_of(vectors), strict=True))
+        probabilities = classifier.probabilities(vectors, list(texts)).tolist()
+        return list(zip(probabilities, classifier.category_of(vectors), strict=True))
 
     score.threshold = classifier.threshold  # type: ignore[attr-defined]
     return score

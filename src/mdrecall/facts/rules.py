@@ -18,17 +18,16 @@ very long messages.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from mdrecall.facts.model import strip_injected
 from mdrecall.text.quoted import own_words
 from mdrecall.text.redact import sensitive_kind
 from mdrecall.text.tokens import has_cjk
 
-if TYPE_CHECKING:
-    from mdrecall.facts.classifier import Scorer
+# texts -> (probability worth keeping, category or None) per text: the capture classifier (classifier.py)
+Scorer = Callable[[list[str]], list[tuple[float, str | None]]]
 
 MIN_CHARS = 8
 MAX_CHARS = 500
@@ -51,14 +50,16 @@ REMEMBER = _rx(
     rf"{B}(just\s+so\s+you\s+know|fyi|for\s+your\s+information|heads\s+up){E}",
     rf"{B}(make|take)\s+a\s+note{E}",
     rf"{B}write\s+(this|that)\s+down{E}",
-    rf"{B}(please\s+)?remember\s+(that|this|:|my|i|we|to\s+\w+|the\s+\w+){E}",
+    rf"{B}(please\s+)?remember\s+(that|this|:|my|i|we|the\s+\w+){E}",
     rf"{B}(don'?t|do\s+not|never)\s+forget\s+(that|my|i|we){E}",
     rf"{B}keep\s+in\s+mind\s+(that|my|i|we){E}",
     rf"{B}(note|make\s+a\s+note)\s+that{E}",
     rf"{B}for\s+future\s+reference{E}",
     r"^\s*(please\s+)?remember\s*[:,\u2014-]",
     rf"{B}note\s+to\s+self{E}",
-    r"^\s*(lembrando|lembre-se|recuerda|recordatorio|rappel|retiens|merke?|wichtig)\s*[:,]",
+    r"^\s*(lembrando|lembrete|lembre-se|anota(\s+a[ií])?|recuerda|recordatorio|apunta|rappel|retiens|à\s+retenir|"
+    r"a\s+retenir|merke?|wichtig|notiz|memo)\s*[:,]",
+    r"^\s*(メモ(して(ください)?|しておいて)?|메모(해\s*(줘|주세요|둬|두세요))?|备忘|備忘)\s*[:：]",
     # pt
     rf"{B}(lembre(-se)?|lembra|grave|anote)\s+(que|disso|isso|de\s+que|:){E}",
     rf"{B}anota\s+(a[ií]|isso|que|:)",
@@ -261,6 +262,94 @@ CONTACT = _rx(
     r"(이메일|전화번호|연락처|주소)(는|은)",
 )
 
+# One-off deixis: the statement is about the work at hand ("in this branch", "this function", "now", "today"),
+# so it is a request about the current task, not something to remember. A rule hit carrying it is left to the
+# classifier (which sees it as a feature); "from now on", "this year" are standing and do not count.
+_UNIT = (
+    r"(function|method|file|branch|pr|pull\s+request|test|class|module|line|lines|variable|query|loop|snippet|"
+    r"paragraph|article|document|message|e-?mail|commit|diff|script|section|page|endpoint|component|table|column|"
+    r"bug|error|ticket|code|one)"
+)
+_PERIOD = r"(ano|mês|mes|semana|semestre|trimestre|año|année|annee|mois|jahr|monat|woche|quartal)"
+DEIXIS = _rx(
+    rf"{B}(this|these|that)\s+{_UNIT}{E}",
+    rf"{B}(right\s+now|for\s+now|today|here){E}",
+    rf"(?<!from\s){B}now{E}(?!\s+on)",
+    rf"{B}(esse|essa|este|esta|nesse|nessa|neste|nesta|desse|dessa|ese|esa|estos|estas){E}\s+(?!{_PERIOD}{E})\w+",
+    rf"(?<!de\s){B}(agora|ahora){E}",
+    rf"{B}(hoje|aqui|hoy|aquí|ici|aujourd'hui|heute|hier|gerade){E}",
+    rf"(?<!partir\sde\s){B}maintenant{E}",
+    rf"(?<!ab\s){B}jetzt{E}",
+    rf"{B}(ce|cette|cet|ces)\s+(?!{_PERIOD}{E})\w+",
+    rf"{B}(diese[nmrs]?)\s+(?!{_PERIOD}{E})\w+",
+    r"(这个|这段|这里|这篇|这行|这条|这次|现在|今天|這個|這段|這裡|這篇|現在)",
+    r"(この|ここ|今日|今すぐ)",
+    r"(^|\s)이\s+\S",
+    r"(여기|지금|오늘)",
+)
+# Standing-rule markers: always, never, every, all, no ..., from now on (features of the capture classifier).
+HABIT = _rx(
+    rf"{B}(always|never|every|each|all|whenever|every\s+time|by\s+default|in\s+general|no){E}",
+    rf"{B}(sempre|nunca|todo|toda|todos|todas|cada|sem|nada\s+de|siempre|sin){E}",
+    rf"{B}(toujours|jamais|chaque|tous|toutes|pas\s+d[e'])",
+    rf"{B}(immer|nie|niemals|jede[nmrs]?|alle|kein|keine){E}",
+    r"(总是|總是|一律|每|都要|统一|統一|以后|以後|不要|永远)",
+    r"(常に|必ず|いつも|毎|すべて|全て|ないで)",
+    r"(항상|매|모든|절대|늘)",
+)
+# A task verb opening the statement: "Run the migrations ...", "Escreve um e-mail ..." (a classifier feature).
+TASK_START = _rx(
+    r"^(please\s+)?(run|write|fix|add|rename|translate|summari[sz]e|deploy|draft|check|make|split|undo|create|"
+    r"generate|refactor|delete|remove|update|move|change|put|convert|explain|review|send|reply|open|build|rewrite|"
+    r"format|sort|list|show|give\s+me|tell|find|look\s+at|clean\s+up)\s+(the|a|an|this|that|these|those|my|our|"
+    r"some|it|him|her|them)\s",
+    r"^(roda|rode|escreve|escreva|arruma|arrume|adiciona|adicione|renomeia|traduz|traduza|resume|resuma|coloca|"
+    r"coloque|troca|troque|faz|faça|deixa|cria|crie|manda|mande|corrige|corrija|revisa|revise)\s+"
+    r"(o|a|os|as|um|uma|esse|essa|este|esta|isso|meu|minha|para)\s",
+    r"^(ejecuta|escribe|arregla|añade|cambia|traduce|resume|pon|haz|crea|manda|revisa|redacta|corrige)\s+"
+    r"(el|la|los|las|un|una|este|esta|ese|esa|esto|mi|al|a)\s",
+    r"^(lance|écris|corrige|ajoute|renomme|traduis|résume|mets|fais|crée|envoie|rédige|relis)\s+"
+    r"(le|la|les|l'|un|une|ce|cette|cet|mon|ma|au|à)",
+    r"^(führe|schreib|schreibe|repariere|füge|benenne|übersetze|fasse|mach|erstelle|sende|korrigiere)\s+"
+    r"(den|die|das|dem|der|ein|eine|einen|diese[nmrs]?|mein|meine|mir)\s",
+)
+# Someone's own world: I, we, our team, you ... (a classifier feature; general knowledge has none).
+PEOPLE = _rx(
+    rf"{B}(i|i'm|my|me|we|we're|our|us|you|your|team|eu|meu|minha|nós|nosso|nossa|equipe|yo|mi|mis|nosotros|"
+    rf"nuestro|nuestra|equipo|je|j'|mon|ma|mes|nous|notre|on|équipe|ich|mein|meine|wir|unser|unsere){E}",
+    r"(我|团队|團隊|私|僕|うち|チーム|우리|저는|제|내|팀)",
+)
+# What an assistant produces or how it works, the subject of standing style rules: answers, explanations,
+# commit messages, comments, docstrings, variable names, tests, indentation ... (a classifier feature).
+STYLE = _rx(
+    rf"{B}(answers?|repl(y|ies)|responses?|explanations?|summar(y|ies)|commit(\s+message)?s|comments?|docstrings?|"
+    rf"variables?|variable\s+names|names|tests?|indentation|tabs|spaces|emojis?|jargon|tone|language|english|"
+    rf"spelling|units|dates|code\s+blocks?|bullet\s+points|headings|examples?|imports?|quotes|types?\s+hints?){E}",
+    rf"{B}(respostas?|explicaç(ão|ões)|commits?|comentários?|variáveis|nomes|testes?|emojis?|jarg[ãa]o|inglês|"
+    rf"portugu[êe]s|respuestas?|explicaciones?|comentarios?|variables|nombres|pruebas|tests|emojis|jerga|inglés|"
+    rf"español|réponses?|explications?|commentaires?|noms|anglais|français|tutoiement|vouvoiement|antworten?|"
+    rf"erklärungen?|kommentare?|variablennamen|namen|tests?|englisch|deutsch|duz|docstrings?){E}",
+    r"(回答|回复|回復|解释|解釋|注释|註釋|提交信息|变量名|變量名|表情|英文|中文|测试|測試|文档|文檔|"
+    r"返事|回答|説明|コメント|コミットメッセージ|変数名|絵文字|英語|日本語|テスト|ドキュメント|"
+    r"답변|대답|설명|주석|커밋\s*메시지|변수\s*이름|이모지|영어|한국어|테스트|문서|존댓말|반말)",
+)
+# A passing opinion or guess: "I think the bug is in the cache", "je crois que ..." (a classifier feature).
+HEDGE = _rx(
+    rf"{B}(i\s+(think|believe|guess|suspect|feel\s+like)|maybe|probably|perhaps){E}",
+    rf"{B}(acho\s+que|creio\s+que|talvez|creo\s+que|quizás|quizá|je\s+(crois|pense)|peut-être|"
+    rf"ich\s+(glaube|denke|vermute)|vielleicht|wahrscheinlich){E}",
+    r"(我觉得|我覺得|我认为|我認為|可能|也许|也許|と思います|と思う|かもしれ|것\s*같아|것\s*같아요|것\s*같습니다)",
+)
+TEXT_FEATURES = {"deixis": DEIXIS, "habit": HABIT, "task": TASK_START, "people": PEOPLE, "style": STYLE, "hedge": HEDGE}
+
+
+def text_features(text: str, names: tuple[str, ...] | list[str]) -> list[float]:
+    """The classifier's features beside the vector, by name (1.0 when present): `deixis` (about the task at
+    hand), `habit` (a standing-rule marker), `task` (a task verb on a definite object first), `people` (someone's
+    own world), `style` (what an assistant produces: answers, commit messages, names ...), `hedge` (a guess)."""
+    return [1.0 if TEXT_FEATURES[name].search(text) else 0.0 for name in names]
+
+
 QUESTION_START = _rx(
     r"^(what|which|who|whom|whose|when|where|why|how|do|does|did|can|could|would|should|is|are|was|were|will|"
     r"have|has|shall|may)\s",
@@ -343,6 +432,8 @@ def classify(text: str) -> str | None:
 def rule_candidate(text: str, check_rejects: bool = True) -> Candidate | None:
     """The rule-based decision for one statement."""
     if check_rejects and reject_reason(text) is not None:
+        return None
+    if DEIXIS.search(text):  # about the task at hand; the classifier decides
         return None
     explicit = bool(REMEMBER.search(text))
     if DECISION.search(text) and not LOCAL_SCOPE.search(text):

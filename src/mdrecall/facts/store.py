@@ -45,7 +45,7 @@ from mdrecall.facts.model import (
     strip_injected,
 )
 from mdrecall.facts.paths import store_dir
-from mdrecall.facts.relevance import RecallCalibration, background, calibration_for, csls_scores
+from mdrecall.facts.relevance import RecallCalibration, background, calibration_for, relevance_scores
 from mdrecall.files import make_private_dirs, make_tree_private, write_atomic
 from mdrecall.locks import directory_lock, file_lock
 from mdrecall.text.bounds import bound_query
@@ -409,6 +409,7 @@ class FactStore:
             "file": self.file.rel_path,
             "provider": provider.id if provider else "none",
             "model": provider.model if provider else None,
+            "queryView": self._query_view(),
         }
 
     def _write_meta(self) -> None:
@@ -422,7 +423,7 @@ class FactStore:
         expected = self._expected_meta()
         if not meta:
             return "no fact store yet"
-        for key in ("provider", "model", "file", "version"):
+        for key in ("provider", "model", "file", "version", "queryView"):
             if meta.get(key) != expected[key]:
                 return f"{key} changed"
         if meta.get("fileSha256") != self.file.digest():
@@ -465,6 +466,8 @@ class FactStore:
         ]
         if dims:
             fields.append(pa.field("vector", pa.list_(pa.float32(), dims)))
+            if self._query_view():
+                fields.append(pa.field("qvector", pa.list_(pa.float32(), dims)))
         return pa.schema(fields)
 
     def _embed(self, texts: list[str]) -> np.ndarray | None:
@@ -472,6 +475,16 @@ class FactStore:
         if provider is None or not texts:
             return None
         return np.asarray(provider.embed_batch(texts), dtype=np.float32)
+
+    def _query_view(self) -> bool:
+        """Facts are also embedded as queries (a calibrated model with query/passage prefixes, such as e5)."""
+        calibration = self.calibration()
+        return bool(calibration and calibration.query_view)
+
+    def _embed_as_queries(self, texts: list[str]) -> np.ndarray | None:
+        if not texts or not self._query_view():
+            return None
+        return np.stack([np.asarray(self.provider.embed_query(t), dtype=np.float32) for t in texts])
 
     def _rows(self, facts: list[Fact], vectors: np.ndarray | None) -> list[dict[str, Any]]:
         rows = []
@@ -486,6 +499,10 @@ class FactStore:
             if vectors is not None:
                 row["vector"] = vectors[i].tolist()
             rows.append(row)
+        if vectors is not None:
+            queries = self._embed_as_queries([f.text for f in facts])
+            for row, qvector in zip(rows, queries if queries is not None else [], strict=False):
+                row["qvector"] = qvector.tolist()
         return rows
 
     def _rebuild_locked(self, reason: str) -> int:
@@ -604,7 +621,7 @@ class FactStore:
 
     def _duplicate(self, table: Any, text: str, vector: np.ndarray | None) -> tuple[Fact | None, float | None]:
         if vector is not None and self._has_vectors(table) and table.count_rows():
-            rows = table.search(vector[0]).distance_type("cosine").limit(1).to_list()
+            rows = table.search(vector[0], vector_column_name="vector").distance_type("cosine").limit(1).to_list()
             if rows:
                 floor = float(getattr(self.provider, "similarity_floor", 0.0))
                 similarity = calibrated_similarity(1.0 - float(rows[0]["_distance"]), floor)
@@ -657,7 +674,11 @@ class FactStore:
         column = data.column("vector").combine_chunks()
         matrix = column.flatten().to_numpy(zero_copy_only=False).reshape(len(rows), -1)
         qvec = np.asarray(self.provider.embed_query(query), dtype=np.float32)
-        similarity = csls_scores(qvec, matrix, bg)
+        as_queries = None
+        if calibration.query_view and "qvector" in data.column_names:
+            qcolumn = data.column("qvector").combine_chunks()
+            as_queries = qcolumn.flatten().to_numpy(zero_copy_only=False).reshape(len(rows), -1)
+        similarity = relevance_scores(qvec, matrix, bg, as_queries)
         hits = []
         for row, vscore in zip(rows, similarity, strict=True):
             fact = self._fact(row)
@@ -676,7 +697,7 @@ class FactStore:
             qvec = np.asarray(self.provider.embed_query(query), dtype=np.float32)
             pool = min(total, max(limit * 8, 50))
             floor = float(getattr(self.provider, "similarity_floor", 0.0))
-            for row in table.search(qvec).distance_type("cosine").limit(pool).to_list():
+            for row in table.search(qvec, vector_column_name="vector").distance_type("cosine").limit(pool).to_list():
                 vector_scores[row["id"]] = calibrated_similarity(1.0 - float(row["_distance"]), floor)
         else:
             vec_weight, text_weight = 0.0, 1.0

@@ -35,11 +35,14 @@ class Calibration:
     """A fitted logistic model: probability = 1 / (1 + exp(-(intercept + sum(weight * feature)))).
 
     `abstain_below`: the best result's probability under which a search answers "nothing in memory matches"
-    (the default of `query.abstainBelow`), picked on the same data."""
+    (the default of `query.abstainBelow`), picked on the same data. `relative_floor`: results (below the
+    first) whose probability is under this share of the best result's are not listed (the default of
+    `query.relativeFloor`, tail.py)."""
 
     intercept: float
     weights: dict[str, float]
     abstain_below: float
+    relative_floor: float = 0.0
 
     def probability(self, features: dict[str, float]) -> float:
         z = self.intercept + sum(w * features.get(name, 0.0) for name, w in self.weights.items())
@@ -56,6 +59,7 @@ E5_CALIBRATION = Calibration(
     intercept=-15.2699,
     weights={"cosine": 12.9788, "coverage": 6.2778, "name_missing": -0.9228, "date_match": 0.4099},
     abstain_below=0.0125,
+    relative_floor=0.01,  # bench/quality/top1_eval.py: no evidence line lost on LoCoMo dev; 0.02 loses some
 )
 CALIBRATIONS: dict[str, Calibration] = {"multilingual-e5-small": E5_CALIBRATION}
 

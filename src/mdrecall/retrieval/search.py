@@ -42,6 +42,7 @@ from mdrecall.retrieval.ranking import (
 )
 from mdrecall.retrieval.rerank import join_notices, rerank_hits
 from mdrecall.retrieval.results import Hit, SearchResponse, SearchResult
+from mdrecall.retrieval.tail import drop_tail, tail_share
 from mdrecall.storage.base import IndexStore, SearchRow
 from mdrecall.text.bounds import bound_query, cut_notice
 from mdrecall.text.dates import (
@@ -766,7 +767,8 @@ def run_search(
     the fusion's. A `min_score` given here (or `query.minScore` in the config) is a hard floor on it. Without
     one, the floor is 0 with a calibration (`default_min_score`, the model's floor, or `query.minScore`'s
     default without), the search answers nothing when its best result is below `query.abstainBelow` (the
-    calibration's by default), and the never-empty rule may show keyword matches below (relaxed, said so).
+    calibration's by default), results under `query.relativeFloor` x the best one's score are not listed
+    (tail.py), and the never-empty rule may show keyword matches below (relaxed, said so).
     An empty answer carries the notice "nothing in memory matches".
     """
     limit = max_results if max_results is not None else query_cfg.max_results
@@ -866,6 +868,9 @@ def run_search(
     if trace is not None:
         trace.stage("rerank", "reranker", passing, lambda h: f"reranked ({query_cfg.rerank.weight:g} reranker weight)")
     kept = select_results(passing, query_cfg, limit)
+    # the tail floor; not for a question only about a time, whose logs all answer it (whatever they score)
+    if calibration is not None and not relaxed and not then and (not strict or query_cfg.relative_floor is not None):
+        kept = drop_tail(kept, tail_share(query_cfg, calibration))
     notice = None
     if relaxed:
         floor = max(threshold, abstain)
