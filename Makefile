@@ -99,6 +99,7 @@ bench: install
 	$(PY) bench/bench_index.py --provider none --files 1000 --out bench/results/index_1k.json
 	$(PY) bench/bench_index.py --provider none --files 10000 --out bench/results/index_10k.json
 	$(PY) bench/bench_search.py --out bench/results/search.json
+	$(PY) bench/bench_search_call.py --out bench/results/search_call.json
 	$(PY) bench/bench_storage.py --encodings float32 float16 int8 --out bench/results/storage.json
 	$(PY) bench/bench_sync_memory.py --out bench/results/sync_memory.json
 	$(PY) bench/bench_startup.py --out bench/results/startup.json

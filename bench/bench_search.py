@@ -131,7 +131,7 @@ def file_bytes(path: Path) -> int:
 
 
 def build_text_index(
-    path: Path, n: int, vectors: np.ndarray | None, engine: str, windows: bool = False
+    path: Path, n: int, vectors: np.ndarray | None, engine: str, windows: bool = False, model: str = MODEL
 ) -> tuple[Store, list[str]]:
     """n default-size chunks through the real write path (and their cache entries when vectors are given).
 
@@ -164,7 +164,7 @@ def build_text_index(
                     1 + i % 4 * 40,
                     40 + i % 4 * 40,
                     f"h{i}",
-                    MODEL,
+                    model,
                     text,
                     vector,
                 )
@@ -174,7 +174,7 @@ def build_text_index(
         with store.transaction():
             store.insert_chunks(rows)
             if cache:
-                store.cache_put("bench", MODEL, "key", cache)
+                store.cache_put("bench", model, "key", cache)
     return store, idents
 
 

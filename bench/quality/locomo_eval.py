@@ -338,8 +338,13 @@ def memoize_candidates() -> None:
             memo[key] = vector_rows(store, vector, model, sources, limit)
         return memo[key]
 
+    def cached_start(store: Any, vector: Any, model: str, sources: Any, limit: int, mode: str) -> Any:
+        rows = cached_vector(store, vector, model, sources, limit)  # the same rows as a search begun beside
+        return lambda: rows
+
     search_module._keyword_rows = cached_keyword  # type: ignore[assignment]
     search_module._vector_rows = cached_vector  # type: ignore[assignment]
+    search_module._start_vector_rows = cached_start  # type: ignore[assignment]
 
 
 def rerank_modes(args: argparse.Namespace) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
 from typing import TYPE_CHECKING, Literal
 
@@ -481,6 +481,17 @@ def _vector_rows(
     return [] if vector is None else store.vector_search(vector, model, sources, limit)
 
 
+def _start_vector_rows(
+    store: IndexStore, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int, mode: str
+) -> Callable[[], list[SearchRow]]:
+    """The vector side, finished by the returned function: begun beside the keyword side in hybrid mode
+    (`IndexStore.start_vector_search`), done at once otherwise (vector-only: its scan may use both cores)."""
+    if vector is None or mode != "hybrid":
+        rows = _vector_rows(store, vector, model, sources, limit)
+        return lambda: rows
+    return store.start_vector_search(vector, model, sources, limit)
+
+
 # Only the best fused candidates are re-scored by their windows: the blend decides the first results, and
 # cutting windows and asking FTS for context terms costs time per candidate. LoCoMo dev: 30 scores as all
 # candidates do (20: hit@1 .755, ev@10 .919); search CPU p50 at 11k chunks (bench/quality/search_latency.py)
@@ -787,16 +798,19 @@ def run_search(
     expanded = mode == "keyword" or (hybrid_keyword_query or query_cfg.hybrid.keyword_query) == "or"
     what = (without_relative_times(cleaned) or cleaned) if relative else cleaned
     identifiers = query_identifiers(what) if mode != "vector" else []
+    query_vector = _query_vector(provider, cleaned) if provider and mode != "keyword" else None
+    if provider is not None and query_vector is not None:
+        query_vector = center_query(provider, query_vector, centering_weight(provider, query_cfg.centering))
+    # hybrid: the store's vector scan runs beside the keyword side (IndexStore.start_vector_search)
+    vector_model = provider.model if provider else model
+    finish_vector = _start_vector_rows(store, query_vector, vector_model, sources, candidates, mode)
     keyword: list[SearchRow] = []
     if mode != "vector":
         keyword = _keyword_rows(store, what, model, sources, candidates, expanded, query_cfg.word_forms)
         keyword = _merge_rows(keyword, _identifier_rows(store, identifiers, model, sources, candidates))
         if then:
             keyword = _merge_rows(keyword, _log_rows(store, then, model, sources, candidates))
-    query_vector = _query_vector(provider, cleaned) if provider and mode != "keyword" else None
-    if provider is not None and query_vector is not None:
-        query_vector = center_query(provider, query_vector, centering_weight(provider, query_cfg.centering))
-    vector = _vector_rows(store, query_vector, provider.model, sources, candidates) if provider else []
+    vector = finish_vector()
 
     windows: dict[str, np.ndarray] = {}
     hits = _fuse(store, query_cfg, mode, vector, keyword)

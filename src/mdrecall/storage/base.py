@@ -10,7 +10,7 @@ never run SQL on its connection. A feature one store lacks still has its method 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -143,5 +143,13 @@ class IndexStore(Protocol):
     # -- search ----------------------------------------------------------------------------------------------
     def keyword_search(self, fts_query: str, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]: ...
     def vector_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]: ...
+    def start_vector_search(
+        self, query: np.ndarray, model: str, sources: Sequence[str], limit: int
+    ) -> Callable[[], list[SearchRow]]:
+        """`vector_search`, begun now and finished by the returned function (call it once, on this thread): a
+        store whose search has a long part that needs no database (the SQLite store's scan of its matrix) runs
+        that part beside the caller, who meanwhile runs the keyword side. Same rows as `vector_search`."""
+        ...
+
     def terms_held(self, chunk_ids: Sequence[str], terms: Sequence[str]) -> dict[str, set[str]]: ...
     def terms_present(self, matches: Sequence[str]) -> set[str]: ...

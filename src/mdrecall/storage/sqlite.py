@@ -15,7 +15,7 @@ import re
 import time
 import uuid
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -56,6 +56,9 @@ VectorEngine = Literal["numpy", "sqlite-vec"]
 # to float32 when read, so search always runs on a float32 matrix.
 VectorEncoding = Literal["float32", "float16", "int10", "int8"]
 CACHE_LOOKUP_BATCH = 400
+# chunk id -> rowid pairs a store remembers for the lookups that follow a search's reads (Store._rowids)
+ROWID_MEMO_MAX = 50_000
+NOT_INDEXED = -1  # an id Store._rowids looked up and did not find
 _CACHE_INSERT = (
     "INSERT OR IGNORE INTO embedding_cache(provider, model, provider_key, hash, embedding, dims, updated_at) "
     "VALUES(?, ?, ?, ?, ?, ?, ?)"
@@ -485,6 +488,9 @@ class Store:
         self._common_memo: dict[str, bool] = {}
         # the same key's sample of the index for _count_common: (max rowid, chunks in the sample windows)
         self._sample_memo: tuple[int, list[tuple[int, int]], int] | None = None
+        # chunk id -> rowid of the rows searches read, while the index stays the same (the same key)
+        self._rowid_key: tuple[int, int] | None = None
+        self._rowid_memo: dict[str, int] = {}
         self._fts_deleted = False  # rows left the FTS index since the last tidy_fts
         check_index_path(self.path)  # never open (and so never write) a file mdrecall did not create
         if not read_only:
@@ -1178,7 +1184,32 @@ class Store:
                 tuple(batch),
             ):
                 found[r[0]] = r[1:]
+        if found:
+            memo = self._rowid_map()
+            memo.update((r[0], rowid) for rowid, r in found.items())
         return found
+
+    def _rowid_map(self) -> dict[str, int]:
+        """The remembered chunk id -> rowid pairs, emptied when the index changed (another connection's commit
+        moves `data_version`, this one's writes `total_changes`) or when it grew large."""
+        key = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]), int(self.conn.total_changes()))
+        if key != self._rowid_key or len(self._rowid_memo) > ROWID_MEMO_MAX:
+            self._rowid_key, self._rowid_memo = key, {}
+        return self._rowid_memo
+
+    def _rowids(self, chunk_ids: Sequence[str]) -> dict[str, int]:
+        """chunk id -> rowid for the indexed ones. A search looks up the windows and the terms of candidates
+        whose rows it has just read (`_chunks_by_rowid` remembers them): those need no query."""
+        memo = self._rowid_map()
+        ids = list(dict.fromkeys(chunk_ids))
+        missing = [i for i in ids if i not in memo]
+        for start in range(0, len(missing), CACHE_LOOKUP_BATCH):
+            batch = missing[start : start + CACHE_LOOKUP_BATCH]
+            marks = ",".join("?" * len(batch))
+            memo.update(dict.fromkeys(batch, NOT_INDEXED))
+            for rowid, chunk_id in self.conn.execute(f"SELECT rowid, id FROM chunks WHERE id IN ({marks})", batch):
+                memo[str(chunk_id)] = int(rowid)
+        return {i: memo[i] for i in ids if memo[i] != NOT_INDEXED}
 
     def vector_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
         """Top chunks by cosine similarity, each scored by its best window, exact.
@@ -1187,17 +1218,39 @@ class Store:
         "sqlite-vec" engine asks vec0 for the k nearest. Both filter by model and source after ranking and
         widen the net when the filter drops rows; neither counts the table per query.
         """
+        return self.start_vector_search(query, model, sources, limit, beside=False)()
+
+    def start_vector_search(
+        self, query: np.ndarray, model: str, sources: Sequence[str], limit: int, beside: bool = True
+    ) -> Callable[[], list[SearchRow]]:
+        """`vector_search` begun now: with `beside` and a large matrix, its scan runs on the vector module's
+        helper thread while the caller goes on (the scan needs no SQL and releases the GIL), and the returned
+        function waits for it, then reads the rows. Every query on the connection stays on the caller's
+        thread."""
         if limit <= 0:
-            return []
+            return list
         if self.uses_vec0 and self.vector.dims == len(query):
-            return self._knn_search(query, model, sources, limit)
+            return lambda: self._knn_search(query, model, sources, limit)
         matrix = self.vector_matrix()
         if matrix is None or len(matrix) == 0 or matrix.dims != len(query):
-            return []
+            return list
+        first = matrix.start_top(query, limit) if beside else None
+        return lambda: self._matrix_rows(matrix, query, model, sources, limit, first)
+
+    def _matrix_rows(
+        self,
+        matrix: VectorMatrix,
+        query: np.ndarray,
+        model: str,
+        sources: Sequence[str],
+        limit: int,
+        first: Callable[[], tuple[np.ndarray, np.ndarray]] | None,
+    ) -> list[SearchRow]:
         wanted = set(sources)
         k = limit
         while True:
-            rowids, scores = matrix.top(query, k)
+            rowids, scores = first() if first is not None else matrix.top(query, k)
+            first = None
             rows = self._chunks_by_rowid([int(r) for r in rowids])
             out = []
             for rowid, score in zip(rowids.tolist(), scores.tolist(), strict=True):
@@ -1218,16 +1271,11 @@ class Store:
         matrix = self.vector_matrix() if not self.uses_vec0 and self._matrix is not None else None
         if matrix is None:
             return self._window_vectors_stored(chunk_ids)
-        ids = list(dict.fromkeys(chunk_ids))
         out: dict[str, np.ndarray] = {}
-        for start in range(0, len(ids), CACHE_LOOKUP_BATCH):
-            batch = ids[start : start + CACHE_LOOKUP_BATCH]
-            marks = ",".join("?" * len(batch))
-            rows = self.conn.execute(f"SELECT rowid, id FROM chunks WHERE id IN ({marks})", tuple(batch))
-            for rowid, chunk_id in rows:
-                windows = matrix.windows_of(int(rowid))
-                if windows is not None:
-                    out[str(chunk_id)] = windows
+        for chunk_id, rowid in self._rowids(chunk_ids).items():
+            windows = matrix.windows_of(rowid)
+            if windows is not None:
+                out[chunk_id] = windows
         return out
 
     def _window_vectors_stored(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -1274,11 +1322,7 @@ class Store:
         if not self.fts.available or not chunk_ids or not terms:
             return {}
         ids = list(dict.fromkeys(chunk_ids))[:CACHE_LOOKUP_BATCH]
-        marks = ",".join("?" * len(ids))
-        by_rowid = {
-            int(r[0]): str(r[1])
-            for r in self.conn.execute(f"SELECT rowid, id FROM chunks WHERE id IN ({marks})", tuple(ids))
-        }
+        by_rowid = {rowid: chunk_id for chunk_id, rowid in self._rowids(ids).items()}
         if not by_rowid:
             return {}
         rowid_marks = ",".join("?" * len(by_rowid))

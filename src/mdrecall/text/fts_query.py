@@ -29,6 +29,9 @@ from mdrecall.text.word_forms import word_forms, word_stem
 _HANGUL = "hangul"
 _HAN = "han"
 _WORD = re.compile(r"\w+", re.UNICODE)
+# ASCII characters that are not word characters (`\w`), mapped to a space: in ASCII text, the words that
+# `_WORD` finds are the pieces a split on whitespace gives after this translation (2x faster than findall)
+_ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not _WORD.fullmatch(chr(c))})
 
 
 def has_cjk_han(text: str) -> bool:
@@ -157,7 +160,7 @@ def indexed_tokens(text: str) -> set[str]:
     The text is folded once, not token by token (a per-token NFKD was most of a search's time); dropping
     combining marks before or after cutting words gives the same words."""
     if text.isascii():  # NFKC and CJK segmentation leave ASCII as it is
-        return set(_WORD.findall(text.lower()))
+        return set(text.lower().translate(_ASCII_NON_WORD).split())
     return set(_WORD.findall(fold_term(index_text(text))))
 
 

@@ -14,6 +14,7 @@ Only lowercase ASCII words: other scripts have no such suffixes, and identifiers
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Suffixes an inflection adds, longest first; a stem keeps at least STEM_MIN_LETTERS letters.
@@ -36,6 +37,7 @@ def word_stem(word: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)  # asked again for every candidate chunk of a search
 def word_forms(word: str) -> frozenset[str]:
     """Regular inflections of a word other than itself: "moved" -> move, moves, moving, ...; "story" ->
     stories, storied. Forms that are not words ("movs") are harmless: they only have to be found in a text."""

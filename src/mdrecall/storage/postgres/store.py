@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -541,6 +541,13 @@ class PgStore:
                 ):
                     out.setdefault(chunk_id, set()).add(term)
         return out
+
+    def start_vector_search(
+        self, query: np.ndarray, model: str, sources: Sequence[str], limit: int
+    ) -> Callable[[], list[SearchRow]]:
+        """`vector_search` when the returned function is called: the server does the work, there is no scan in
+        this process to run beside the keyword side."""
+        return lambda: self.vector_search(query, model, sources, limit)
 
     def vector_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
         """Nearest chunks by cosine, each scored by its best window (as the builtin store scores them).
