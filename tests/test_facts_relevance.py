@@ -275,3 +275,38 @@ def test_capture_floors_on_the_newest_dev_sets(local_provider) -> None:  # noqa:
         fp = sum(1 for r in rows if not r["capture"] and r["text"] in found)
         positives = sum(1 for r in rows if r["capture"])
         assert tp / max(1, tp + fp) >= 0.97 and tp / positives >= 0.85, (name, tp, fp, positives)
+
+
+def test_chat_lines_do_not_land_on_a_style_fact(tmp_path: Path, local_provider) -> None:  # noqa: F811
+    """Short chat lines ("keep going" in several languages) scored above the threshold against "Keep commit
+    messages in the imperative mood." before the chat penalty; a question about that fact still gets it."""
+    settings = make_settings(tmp_path / "ws", tmp_path / "state")
+    with FactStore(settings, local_provider) as store:
+        for text in [*FACTS, "Keep commit messages in the imperative mood."]:
+            store.store(text)
+        for chat in ["Keep going.", "De acuerdo, sigue.", "Parfait, on continue.", "Va bene, continua pure."]:
+            assert auto_recall(store, chat) == "", chat
+        assert "imperative mood" in auto_recall(store, "How should I phrase my commit messages?")
+
+
+def test_the_chat_penalty_moves_a_prompt_never_the_order_of_its_facts(local_provider) -> None:  # noqa: F811
+    from mdrecall.facts.relevance import background, chat_penalty, language_free, relevance_scores
+
+    calibration = calibration_for(local_provider.provider)
+    assert calibration is not None and calibration.chat_weight > 0
+    bg = background(calibration.file)
+    assert bg is not None and bg.everyday is not None and bg.statements is not None
+    provider = local_provider.provider
+    facts = np.asarray(provider.embed_batch(FACTS), np.float32)
+    as_queries = np.stack([np.asarray(provider.embed_query(t), np.float32) for t in FACTS])
+
+    def penalty(prompt: str) -> float:
+        return chat_penalty(language_free(np.asarray(provider.embed_query(prompt)), bg.language)[0], bg)
+
+    question = np.asarray(provider.embed_query("Where does my sister live?"), np.float32)
+    plain = relevance_scores(question, facts, bg, as_queries)
+    penalised = relevance_scores(question, facts, bg, as_queries, calibration.chat_weight)
+    shift = plain - penalised
+    assert np.allclose(shift, shift[0], atol=1e-5) and np.argmax(plain) == np.argmax(penalised)
+    # chatter sits nearer the everyday prompts than a question about something the user said
+    assert penalty("Okay, keep going.") > penalty("Where does my sister live?") + 0.02

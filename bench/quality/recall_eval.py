@@ -5,12 +5,13 @@
 
 `bench/quality/recall_set.jsonl` holds 45 stored facts, 62 paraphrased questions about them (each names its
 fact) and 125 prompts unrelated to every fact (coding requests, general questions, chat), in 9 languages,
-each prompt marked `dev` or `test`. Three held-out sets ask about the same facts, each written before the
+each prompt marked `dev` or `test`. Four held-out sets ask about the same facts, each written before the
 next change of the method or the thresholds and measured once before it joined the tuning data:
 `recall_heldout.jsonl` (split `heldout`: 67 questions, 29 in another language than the fact, 82 unrelated
-prompts), `recall_heldout2.jsonl` (`heldout2`: 47 questions, 22 cross-language, 72 unrelated) and
-`recall_heldout3.jsonl` (`heldout3`: 45 questions, 18 cross-language, 67 unrelated), which is only measured.
-The tuning splits (dev, test, heldout, heldout2) choose the method, the weights and the thresholds.
+prompts), `recall_heldout2.jsonl` (`heldout2`: 47 questions, 22 cross-language, 72 unrelated),
+`recall_heldout3.jsonl` (`heldout3`: 45 questions, 18 cross-language, 67 unrelated) and
+`recall_heldout4.jsonl` (`heldout4`: 50 questions, 27 cross-language, 86 unrelated), which is only measured.
+The tuning splits (dev, test, heldout, heldout2, heldout3) choose the method, the weights and the thresholds.
 
 The measurement runs the real thing: a FactStore (LanceDB, the real embedding model) holding the 45 facts,
 `auto_recall(store, prompt)` for the injection (the UserPromptSubmit hook's call) and `store.recall(q)` for
@@ -20,9 +21,10 @@ earlier score (rescaled cosine + keyword share, `query.hybrid` weights, threshol
 
 `--calibrate` embeds the background texts (the capture dev sets' memorable statements as passages, and as
 queries for models with query/passage prefixes; their everyday prompts as queries; never the recall sets),
-finds the directions along which one language's texts differ from the others', writes them and the mean
-vectors to `src/mdrecall/facts/recall_<model>.npz`, scores the tuning splits and prints, per keyword
-weight, the lowest threshold that injects something for at most 5 % of their unrelated prompts, to be copied
+finds the directions along which one language's texts differ from the others', writes them, the mean
+vectors and the background vectors (the chat penalty's neighbours) to `src/mdrecall/facts/recall_<model>.npz`,
+scores the tuning splits and prints, per chat and keyword weight, the lowest threshold that injects something
+for at most 4 % of their unrelated prompts, to be copied
 into `CALIBRATIONS` in `src/mdrecall/facts/relevance.py`.
 Figures are quality, not speed; timings are not taken.
 """
@@ -50,13 +52,15 @@ from mdrecall.facts.store import FILE_HEADER, Fact, FactStore, auto_recall, keyw
 QUALITY = ROOT / "bench" / "quality"
 RECALL_SET = QUALITY / "recall_set.jsonl"
 # Each held-out set was written before the next change, measured once, then added to the tuning data;
-# recall_heldout3.jsonl is only measured.
-HELDOUT_SETS = [QUALITY / f"recall_heldout{n}.jsonl" for n in ("", "2", "3")]
-TUNING_SPLITS = ("dev", "test", "heldout", "heldout2")
-SPLITS = ("dev", "test", "heldout", "heldout2", "heldout3")
+# recall_heldout4.jsonl is only measured.
+HELDOUT_SETS = [QUALITY / f"recall_heldout{n}.jsonl" for n in ("", "2", "3", "4")]
+TUNING_SPLITS = ("dev", "test", "heldout", "heldout2", "heldout3")
+SPLITS = ("dev", "test", "heldout", "heldout2", "heldout3", "heldout4")
 BACKGROUND_SETS = ["capture_set.jsonl", "capture_heldout.jsonl", "capture_heldout2.jsonl", "capture_dev3.jsonl"]
 MODELS = {"e5-small": "e5-small", "minilm": "minilm", "wordllama": "wordllama"}
-MAX_UNRELATED = 0.05
+# 4 %, not 5 %: a threshold chosen at 5 % on the tuning prompts injected for 6 % of the next fresh set's
+MAX_UNRELATED = 0.04
+CHAT_WEIGHT = 1.0  # the chat penalty's weight (facts/relevance.py), the same for every model
 DEFAULT_OUT = ROOT / "bench" / "results" / "recall_injection.json"
 
 
@@ -136,7 +140,7 @@ def language_directions(vectors: np.ndarray, langs: list[str]) -> np.ndarray:
 
 
 def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, Any]]) -> None:
-    """Write the background file; print thresholds chosen on the tuning splits (never heldout3)."""
+    """Write the background file; print thresholds chosen on the tuning splits (never heldout4)."""
     provider = create_local_provider(LocalConfig(), model=model)
     rows = []
     for name in BACKGROUND_SETS:
@@ -168,6 +172,10 @@ def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, A
     }
     if fact_query_vectors is not None:
         arrays["mean_fact_query"] = relevance.language_free(fact_query_vectors, language).mean(0).astype(np.float32)
+    # the chat penalty's neighbours, stored at half precision (a cosine moves by less than 0.001)
+    arrays["everyday"] = relevance.language_free(prompt_vectors, language).astype(np.float16)
+    statement_view = fact_query_vectors if fact_query_vectors is not None else fact_vectors
+    arrays["statements"] = relevance.language_free(statement_view, language).astype(np.float16)
     target = relevance.HERE / f"recall_{model.replace('e5-small', 'e5')}.npz"
     np.savez_compressed(target, **arrays)
     bg = relevance.background.__wrapped__(target.name)
@@ -181,27 +189,34 @@ def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, A
         f"{provider.model}: wrote {target.relative_to(ROOT)} ({len(language)} language directions, "
         f"query view {query_view})"
     )
-    vec = np.stack([relevance.relevance_scores(v, fact_matrix, bg, fact_queries) for v in query_vectors])
-    for weight in (0.0, 0.025, 0.05):
-        scores = vec + weight * kw
-        unrelated = np.array([p["kind"] == "unrelated" for p in tune])
-        top = np.sort(scores[unrelated].max(1))
-        # the lowest threshold with at most 5 % of the tuning unrelated prompts at or above it
-        allowed = int(np.floor(MAX_UNRELATED * len(top)))
-        threshold = float(top[len(top) - allowed - 1]) + 1e-4
-        right, first, gaps = 0, 0, []
-        for i in np.where(~unrelated)[0]:
-            order = np.argsort(-scores[i])[:3]
-            j = ids.index(tune[i]["fact"])
-            right += j in order and scores[i, j] >= threshold
-            first += order[0] == j
-            if order[0] == j:
-                gaps.append(float(scores[i, order[0]] - scores[i, order[1]]))
-        n = int((~unrelated).sum())
-        print(
-            f"  keyword weight {weight}: threshold {threshold:.4f}, "
-            f"questions right fact {right / n:.3f}, first {first / n:.3f}, median top-1 gap {np.median(gaps):.3f}"
+    for chat_weight in (0.0, CHAT_WEIGHT):
+        vec = np.stack(
+            [relevance.relevance_scores(v, fact_matrix, bg, fact_queries, chat_weight) for v in query_vectors]
         )
+        print(f"  chat weight {chat_weight}:")
+        for weight in (0.0, 0.025, 0.05):
+            print_threshold(vec + weight * kw, weight, tune, ids)
+
+
+def print_threshold(scores: np.ndarray, weight: float, tune: list[dict[str, Any]], ids: list[str]) -> None:
+    """Print the lowest threshold with at most MAX_UNRELATED of the tuning unrelated prompts at or above it."""
+    unrelated = np.array([p["kind"] == "unrelated" for p in tune])
+    top = np.sort(scores[unrelated].max(1))
+    allowed = int(np.floor(MAX_UNRELATED * len(top)))
+    threshold = float(top[len(top) - allowed - 1]) + 1e-4
+    right, first, gaps = 0, 0, []
+    for i in np.where(~unrelated)[0]:
+        order = np.argsort(-scores[i])[:3]
+        j = ids.index(tune[i]["fact"])
+        right += j in order and scores[i, j] >= threshold
+        first += order[0] == j
+        if order[0] == j:
+            gaps.append(float(scores[i, order[0]] - scores[i, order[1]]))
+    n = int((~unrelated).sum())
+    print(
+        f"    keyword weight {weight}: threshold {threshold:.4f}, "
+        f"questions right fact {right / n:.3f}, first {first / n:.3f}, median top-1 gap {np.median(gaps):.3f}"
+    )
 
 
 def main() -> int:

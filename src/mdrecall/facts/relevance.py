@@ -26,13 +26,22 @@ Query view (models with query/passage prefixes, such as e5): a fact is also embe
 the table beside its passage vector, and the score is the mean of the CSLS against both; a question is
 often closer to a fact phrased the same way than to the fact as a passage.
 
-The keyword share (stop words aside) only breaks near-ties. The language directions and the mean vectors
-are shipped per model in `recall_<model>.npz`, written by `bench/quality/recall_eval.py --calibrate`.
+Chat penalty: chatter ("Keep going.", "De acuerdo, sigue.") and requests have no fact they are about, yet
+the nearest fact of a short line can score high (a "keep going" lands on "Keep commit messages in the
+imperative mood"). Every score of a prompt loses `chat_weight` times how much closer the prompt is to its 5
+nearest everyday background prompts than to its 5 nearest background memorable statements. A question
+about something the user said sits nearer the statements. The penalty is the same for every fact of a
+prompt: it decides whether anything passes the threshold, never which fact ranks first.
+
+The keyword share (stop words aside) only breaks near-ties. The language directions, the mean vectors and
+the background texts' vectors (half precision) are shipped per model in `recall_<model>.npz`, written by
+`bench/quality/recall_eval.py --calibrate`.
 
 Thresholds are measured per model on `bench/quality/recall_set.jsonl` (45 facts, 62 paraphrased questions,
-125 unrelated prompts in 9 languages), `recall_heldout.jsonl` and `recall_heldout2.jsonl` (114 questions,
-154 unrelated prompts), never carried over from another model: the lowest threshold that injects something
-for at most 5 % of their unrelated prompts. `bench/quality/recall_heldout3.jsonl` is only measured. Models
+125 unrelated prompts in 9 languages) and `recall_heldout.jsonl`, `recall_heldout2.jsonl`,
+`recall_heldout3.jsonl` (159 questions, 221 unrelated prompts), never carried over from another model: the
+lowest threshold that injects something for at most 4 % of their unrelated prompts (a threshold at 5 %
+landed at 6 % on fresh prompts). `bench/quality/recall_heldout4.jsonl` is only measured. Models
 without a calibration (remote providers, models added later) keep the earlier score: rescaled cosine and
 keyword share weighted by `query.hybrid`, threshold `facts.recallMinScore` or 0.2.
 """
@@ -47,6 +56,7 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+CHAT_NEIGHBOURS = 5  # background texts averaged on each side of the chat penalty
 
 
 @dataclass(frozen=True)
@@ -60,31 +70,41 @@ class RecallCalibration:
     forget_margin: float
     # also score against the facts embedded as queries (models with query/passage prefixes, such as e5)
     query_view: bool = False
+    # how much a prompt closer to everyday prompts than to memorable statements loses (see chat_penalty)
+    chat_weight: float = 0.0
 
 
 # The one place where per-model recall thresholds live. Measured by `bench/quality/recall_eval.py
-# --calibrate` on the tuning splits (dev, test, heldout, heldout2: 176 questions, 279 unrelated prompts):
-# - min_score: the lowest threshold that injects something for at most 5 % of those unrelated prompts;
+# --calibrate` on the tuning splits (dev, test, heldout, heldout2, heldout3: 221 questions, 346 unrelated prompts):
+# - min_score: the lowest threshold that injects something for at most 4 % of those unrelated prompts (at 5 %,
+#   the thresholds injected for 6 % of the next fresh set's unrelated prompts: e5 4 of 67);
+# - chat_weight: 1.0 for every model (chat penalty over the 5 nearest background texts on each side); at 4 %
+#   it raises the questions whose right fact is injected from .828 to .905 (e5), .575 to .656 (MiniLM) and
+#   .566 to .593 (WordLlama); weights 0.3-1.5 and 3 or 5 neighbours were tried, 1.0 / 5 is the middle of the
+#   range where e5 gains; the ranking of facts for a prompt does not change;
 # - keyword_weight: 0.025 for every model, the smallest non-zero weight tried: a larger one gains at most one
-#   of the 176 questions and lets a stray shared word outrank the fact that answers (e5 at 0.05: "which
+#   question and lets a stray shared word outrank the fact that answers (e5 at 0.05: "which
 #   indentation do I use" -> "I use Neovim for everything." above "I prefer tabs over spaces.");
 # - forget_min = min_score; forget_margin = the median gap between the right fact and the runner-up on the
 #   questions it answers first.
-# Figures at keyword weight 0 / 0.025 / 0.05 (right fact injected; ranked first):
-#   multilingual-e5-small      .812/.830/.835; .909/.920/.915; threshold(.025) .0774, gap .105
-#   all-MiniLM-L6-v2           .653 each;      .744 each;      threshold(.025) .5802, gap .558
-#   wordllama-l2-supercat-256  .580 each;      .716 each;      threshold(.025) .5448, gap .484
+# Figures with the chat penalty, at keyword weight 0 / 0.025 / 0.05 (right fact injected; ranked first):
+#   multilingual-e5-small      .905/.905/.896; .919/.932/.928; threshold(.025) .0720, gap .105
+#   all-MiniLM-L6-v2           .661/.656/.656; .747 each;      threshold(.025) .6007, gap .554
+#   wordllama-l2-supercat-256  .593/.593/.602; .719 each;      threshold(.025) .5315, gap .477
 # Weighting the two mean similarities 1.5 instead of 1 gained e5 a few questions on dev, test and heldout
 # (.860 against .814 at 0.025) but put "I use Neovim" above "I prefer tabs" for "which indentation do I
 # use" at any keyword weight, and missed "which hosting provider do we deploy to" without one: not taken.
-# The figures of the set kept out of the tuning (heldout3) are in docs/facts.md.
+# Replacing the mean neighbourhoods by the k nearest background texts (k 1-30) lost e5 questions at every k.
+# The figures of the set kept out of the tuning (heldout4) are in docs/facts.md.
 CALIBRATIONS: dict[str, RecallCalibration] = {
     "multilingual-e5-small": RecallCalibration(
-        "multilingual-e5-small", "recall_e5.npz", 0.0774, 0.025, 0.0774, 0.105, query_view=True
+        "multilingual-e5-small", "recall_e5.npz", 0.0720, 0.025, 0.0720, 0.105, query_view=True, chat_weight=1.0
     ),
-    "all-MiniLM-L6-v2": RecallCalibration("all-MiniLM-L6-v2", "recall_minilm.npz", 0.5802, 0.025, 0.5802, 0.558),
+    "all-MiniLM-L6-v2": RecallCalibration(
+        "all-MiniLM-L6-v2", "recall_minilm.npz", 0.6007, 0.025, 0.6007, 0.554, chat_weight=1.0
+    ),
     "wordllama-l2-supercat-256": RecallCalibration(
-        "wordllama-l2-supercat-256", "recall_wordllama.npz", 0.5448, 0.025, 0.5448, 0.484
+        "wordllama-l2-supercat-256", "recall_wordllama.npz", 0.5315, 0.025, 0.5315, 0.477, chat_weight=1.0
     ),
 }
 
@@ -95,6 +115,10 @@ class Background:
     mean_prompt: np.ndarray  # mean of typical everyday prompts (queries), in the language-free space
     language: np.ndarray  # rows: directions along which texts of one language differ from the others (k x dims)
     mean_fact_query: np.ndarray | None = None  # the statements embedded as queries (query view models only)
+    # every background text, language-free (rows): everyday prompts as queries, memorable statements (as queries
+    # for query view models, else as passages); the nearest of each tell chatter from a question (chat_penalty)
+    everyday: np.ndarray | None = None
+    statements: np.ndarray | None = None
 
 
 def model_of(provider: Any) -> str | None:
@@ -121,8 +145,15 @@ def background(name: str) -> Background | None:
         dims = data["mean_fact"].shape[0]
         language = np.asarray(data["language"], np.float32) if "language" in data else np.zeros((0, dims), np.float32)
         fact_query = np.asarray(data["mean_fact_query"], np.float32) if "mean_fact_query" in data else None
+        everyday = np.asarray(data["everyday"], np.float32) if "everyday" in data else None
+        statements = np.asarray(data["statements"], np.float32) if "statements" in data else None
         return Background(
-            np.asarray(data["mean_fact"], np.float32), np.asarray(data["mean_prompt"], np.float32), language, fact_query
+            np.asarray(data["mean_fact"], np.float32),
+            np.asarray(data["mean_prompt"], np.float32),
+            language,
+            fact_query,
+            everyday,
+            statements,
         )
 
 
@@ -134,15 +165,39 @@ def language_free(vectors: np.ndarray, language: np.ndarray) -> np.ndarray:
     return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
 
 
+def _nearest_mean(similarities: np.ndarray, k: int) -> float:
+    k = min(k, len(similarities))
+    return float(np.partition(similarities, len(similarities) - k)[-k:].mean())
+
+
+def chat_penalty(query: np.ndarray, bg: Background) -> float:
+    """How much closer a prompt (language-free unit vector) is to everyday prompts than to memorable
+    statements: the mean cosine of its CHAT_NEIGHBOURS nearest everyday background prompts minus that of its
+    nearest memorable statements. Chatter ("Keep going.", "De acuerdo, sigue.") and requests sit among the
+    everyday prompts; a question about something the user said sits nearer the statements. 0 without
+    background vectors."""
+    if bg.everyday is None or bg.statements is None or not len(bg.everyday) or not len(bg.statements):
+        return 0.0
+    return _nearest_mean(bg.everyday @ query, CHAT_NEIGHBOURS) - _nearest_mean(bg.statements @ query, CHAT_NEIGHBOURS)
+
+
 def relevance_scores(
-    query: np.ndarray, facts: np.ndarray, bg: Background, fact_queries: np.ndarray | None = None
+    query: np.ndarray,
+    facts: np.ndarray,
+    bg: Background,
+    fact_queries: np.ndarray | None = None,
+    chat_weight: float = 0.0,
 ) -> np.ndarray:
     """CSLS of the prompt against each fact (one per row) in the language-free space; with `fact_queries`
-    (the facts embedded as queries) the mean of the passage view and the query view."""
+    (the facts embedded as queries) the mean of the passage view and the query view; minus `chat_weight`
+    times the prompt's chat penalty (the same for every fact: it moves the prompt's scores against the
+    threshold, never the order of the facts)."""
     q = language_free(query, bg.language)[0]
     f = language_free(facts, bg.language)
     scores = 2.0 * (f @ q) - float(q @ bg.mean_fact) - f @ bg.mean_prompt
     if fact_queries is not None and bg.mean_fact_query is not None:
         fq = language_free(fact_queries, bg.language)
         scores = (scores + 2.0 * (fq @ q) - float(q @ bg.mean_fact_query) - fq @ bg.mean_prompt) / 2.0
+    if chat_weight:
+        scores = scores - chat_weight * chat_penalty(q, bg)
     return scores

@@ -678,7 +678,7 @@ class FactStore:
         if calibration.query_view and "qvector" in data.column_names:
             qcolumn = data.column("qvector").combine_chunks()
             as_queries = qcolumn.flatten().to_numpy(zero_copy_only=False).reshape(len(rows), -1)
-        similarity = relevance_scores(qvec, matrix, bg, as_queries)
+        similarity = relevance_scores(qvec, matrix, bg, as_queries, calibration.chat_weight)
         hits = []
         for row, vscore in zip(rows, similarity, strict=True):
             fact = self._fact(row)
