@@ -1,6 +1,6 @@
 """Train the capture classifier (logistic regression on the model's sentence vectors) on the dev sets.
 
-    python bench/quality/train_capture.py [--model e5-small] [--target-precision 0.955] [--cache vectors.npz] [--show]
+    python bench/quality/train_capture.py [--model e5-small] [--target-precision 0.974] [--cache vectors.npz] [--show]
 
 Embeds every statement of the dev sets with the model (passage vectors, as the store computes them), appends
 the text features named in FEATURES (`rules.text_features`), fits an L2-regularised logistic regression by
@@ -13,7 +13,8 @@ rules exactly as capture does (the rules' rejects first, then rule hit OR probab
 - 5-fold cross-validation, printed beside it.
 
 The threshold is the lowest (on a 0.025 grid) whose pooled leave-one-set-out precision reaches the target
-(0.955: a margin over the aim of 0.95). Prints the figures per left-out set and per language; `--show` lists
+(0.974: a margin over the aim of 0.95, since a set written later has landed a few points below on one side).
+Prints the figures per left-out set and per language; `--show` lists
 the leave-one-set-out misses and false captures. Writes `src/mdrecall/facts/capture_<model>.npz` with the
 figures.
 
@@ -48,9 +49,11 @@ DEV_SETS = [
     "capture_heldout3.jsonl",
     "capture_dev4.jsonl",
     "capture_dev5.jsonl",
-    "capture_heldout4.jsonl",
     "capture_dev6.jsonl",
     "capture_dev7.jsonl",
+    "capture_heldout4.jsonl",
+    "capture_heldout5.jsonl",
+    "capture_dev8.jsonl",
 ]
 HELDOUT: list[str] = []  # a set written after the method is frozen goes here; evaluated only by capture_eval.py
 # Pooled leave-one-set-out, the first threshold reaching precision 0.955 (precision / recall) by variant:
@@ -62,6 +65,12 @@ HELDOUT: list[str] = []  # a set written after the method is frozen goes here; e
 # those six features l2 0.03: 0.75 .942/.867, 0.8 .956/.842; + knowledge, once, status, prefer, address, role, plan,
 # public l2 0.03: 0.775 .950/.891, 0.8 .953/.877; l2 0.1: 0.725 .951/.891, 0.75 .957/.879 (chosen);
 # l2 0.3: 0.7 .953/.853. Without the two new sets (before `public` and dev7), the same features reached .983/.883.
+# On all twelve sets (+ capture_heldout4, capture_heldout5 and capture_dev8: explicit "note for later" and address
+# forms, short style rules, someone's own setup, people, decisions, "this time only" in eight languages):
+# those fourteen features l2 0.1: 0.7 .956/.897; + the rules for remember and address forms in eight languages,
+# `setup`, wider `once`/`style`/`role`: 0.725 .964/.904; + `public` no longer firing on own products, plans and
+# setups: 0.675 .971/.931, 0.7 .975/.924 (chosen: a margin on both sides), 0.75 .980/.899; l2 0.03: 0.7 .966/.932,
+# 0.75 .970/.921; l2 0.3: 0.675 .972/.903. A feature for short style rules (`terse`) changed nothing (.966/.894).
 L2 = 0.1
 FEATURES = (
     "deixis",
@@ -78,6 +87,7 @@ FEATURES = (
     "role",
     "plan",
     "public",
+    "setup",
 )
 FOLDS = 5
 CATEGORIES = ("preference", "decision", "entity", "fact")
@@ -135,7 +145,7 @@ def scores(decided: np.ndarray, y: np.ndarray) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="e5-small")
-    parser.add_argument("--target-precision", type=float, default=0.955)
+    parser.add_argument("--target-precision", type=float, default=0.974)
     parser.add_argument("--l2", type=float, default=L2)
     parser.add_argument("--features", default=",".join(FEATURES), help="comma-separated text features")
     parser.add_argument("--show", action="store_true", help="print the leave-one-set-out errors")

@@ -12,7 +12,8 @@ migrations ..."), someone's own world ("we", "my"), what an assistant produces (
 a passing guess ("I think ..."), general knowledge ("Rust was first released in 2015"), a one-off scope ("just
 for this answer", "in this PR"), a status line ("the build is running"), "Prefer X over Y", how to address the
 user ("tutoie-moi"), someone's role ("... is the frontend lead"), a dated plan ("shut down at the end of the
-year") and public products or people named without anyone's own world ("Linus Torvalds leads ..."). A statement
+year"), someone's own setup ("I work on Fedora with Emacs", "Our Postgres is stuck on 12") and public products
+or people named without anyone's own world ("Linus Torvalds leads ..."). A statement
 is captured
 when the rules take it or the classifier's probability reaches the threshold; the rules' rejects
 (questions, secrets, markup, injected memories, hypotheticals) apply to both. Models without a shipped

@@ -57,6 +57,10 @@ REMEMBER = _rx(
     rf"{B}for\s+future\s+reference{E}",
     r"^\s*(please\s+)?remember\s*[:,\u2014-]",
     rf"{B}note\s+to\s+self{E}",
+    rf"{B}(note|noted)\s+for\s+later{E}|{B}keep\s+(this|that)\s+in\s+(your\s+notes|mind){E}|{B}for\s+the\s+record{E}",
+    r"^\s*(guarda|grava)\s+(isso|isto|essa|esta|a[ií])\s*[:,]|^\s*(apúntalo|apuntalo|anótalo|anotalo|toma\s+nota|"
+    r"guarda\s+esto|note\s+bien|à\s+noter|a\s+noter|pour\s+info|garde\s+(ça|ca)\s+en\s+t[êe]te|merk\s+dir\s+das|"
+    r"f[üu]r\s+sp[äa]ter)\s*[:,]",
     r"^\s*(lembrando|lembrete|lembre-se|anota(\s+a[ií])?|recuerda|recordatorio|apunta|rappel|retiens|à\s+retenir|"
     r"a\s+retenir|merke?|wichtig|notiz|memo)\s*[:,]",
     r"^\s*(メモ(して(ください)?|しておいて)?|메모(해\s*(줘|주세요|둬|두세요))?|备忘|備忘)\s*[:：]",
@@ -82,6 +86,7 @@ REMEMBER = _rx(
     r"(请|請)?(记住|記住|记得|記得|别忘了|別忘了|不要忘记|不要忘記)",
     r"(请|請)?(记一下|記一下|记下来|記下來|记着|記著)",
     # (not "〜するのを忘れないで" / "〜하는 거 잊지 마": a reminder to do something, not a thing to keep)
+    r"(覚えといて|覚えとい(て|てね)|メモっといて|メモっておいて|기억해\s*놔|적어\s*(둬|두세요|놔)|메모해\s*놔)",
     r"(覚えて(おいて|おいてください|ください|ね)|(?<!の)(?<!こと)(?<!のを)(?<!ことを)忘れないで|メモして)",
     r"(기억해\s*(줘|주세요|둬|두세요)|기억하세요|(?<!거\s)(?<!거)(?<!것\s)(?<!것)(?<!걸\s)(?<!걸)잊지\s*마)",
 )
@@ -161,12 +166,12 @@ DECISION = _rx(
     rf"{B}from\s+now\s+on{E}",
     # pt
     rf"{B}(n[óo]s\s+)?(decidimos|decidi|escolhemos|combinamos|optamos){E}",
-    rf"{B}vamos\s+(usar|ficar\s+com|adotar|mudar\s+para){E}",
+    rf"{B}vamos\s+(usar|ficar\s+com|adotar|mudar\s+para|migrar|trocar|largar|abandonar){E}",
     rf"{B}(fechamos|ficamos)\s+com{E}",
     rf"{B}a\s+partir\s+de\s+agora{E}",
     # es
     rf"{B}(hemos\s+decidido|decidimos|decidí|elegimos|acordamos|optamos){E}",
-    rf"{B}vamos\s+a\s+(usar|quedarnos\s+con|adoptar|cambiar\s+a){E}",
+    rf"{B}vamos\s+a\s+(usar|quedarnos\s+con|adoptar|cambiar\s+a|migrar|dejar\s+de|abandonar){E}",
     rf"{B}(nos\s+quedamos\s+con|al\s+final\s+(elegimos|usamos|vamos\s+con)){E}",
     rf"{B}a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante",
     # fr
@@ -178,13 +183,13 @@ DECISION = _rx(
     rf"{B}wir\s+(nehmen|verwenden|nutzen|bleiben\s+bei)\s+(ab\s+jetzt|künftig|ab\s+sofort)?",
     rf"{B}(ab\s+jetzt|ab\s+sofort|von\s+nun\s+an|künftig){E}",
     # zh / ja / ko
-    r"(我们|我們|我)(已经|已經)?(决定|決定|选定|選定|定了)",
+    r"(我们|我們|我|团队|團隊|公司)(已经|已經)?(决定|決定|选定|選定|定了)",
     r"(我们|我們|我)(最后|最後|最终|最終)?(选了|選了|选用|選用|用了)",
     r"(以后|以後|今后|今後)(都|就|统一|統一)",
     r"(決めました|決めた|決定しました|に決定|今後は|これからは)",
     r"(にしました|に決めました|にすることにしました)",
     r"(결정했|결정하였|정했어|정했습니다|앞으로는|앞으로\s)",
-    r"(하기로\s*했|하기로\s*결정|쓰기로\s*했)",
+    r"(하기로\s*했|하기로\s*결정|쓰기로\s*했|대신\s*\S+(을|를)\s*(씁니다|써요|사용합니다|사용해요))",
 )
 
 PERSON = _rx(
@@ -325,14 +330,17 @@ PEOPLE = _rx(
 STYLE = _rx(
     rf"{B}(answers?|repl(y|ies)|responses?|explanations?|summar(y|ies)|commit(\s+message)?s|comments?|docstrings?|"
     rf"variables?|variable\s+names|names|tests?|indentation|tabs|spaces|emojis?|jargon|tone|language|english|"
-    rf"spelling|units|dates|code\s+blocks?|bullet\s+points|headings|examples?|imports?|quotes|types?\s+hints?){E}",
+    rf"spelling|units|dates|code\s+blocks?|bullet\s+points|headings|examples?|imports?|quotes|types?\s+hints?|indent|"
+    rf"camel\s*case|snake\s*case|preamble|intro(duction)?){E}",
     rf"{B}(respostas?|explicaç(ão|ões)|commits?|comentários?|variáveis|nomes|testes?|emojis?|jarg[ãa]o|inglês|"
     rf"portugu[êe]s|respuestas?|explicaciones?|comentarios?|variables|nombres|pruebas|tests|emojis|jerga|inglés|"
     rf"español|réponses?|explications?|commentaires?|noms|anglais|français|tutoiement|vouvoiement|antworten?|"
-    rf"erklärungen?|kommentare?|variablennamen|namen|tests?|englisch|deutsch|duz|docstrings?){E}",
+    rf"erklärungen?|kommentare?|variablennamen|namen|tests?|englisch|deutsch|duz|docstrings?|indentação|indentación|"
+    rf"sangría|introduction|einleitung|einrückung){E}",
     r"(回答|回复|回復|解释|解釋|注释|註釋|提交信息|变量名|變量名|表情|英文|中文|测试|測試|文档|文檔|"
     r"返事|回答|説明|コメント|コミットメッセージ|変数名|絵文字|英語|日本語|テスト|ドキュメント|"
-    r"답변|대답|설명|주석|커밋\s*메시지|변수\s*이름|이모지|영어|한국어|테스트|문서|존댓말|반말)",
+    r"답변|대답|설명|주석|커밋\s*메시지|변수\s*이름|이모지|영어|한국어|테스트|문서|존댓말|반말|"
+    r"缩进|縮排|驼峰|駝峰|インデント|キャメルケース|スネークケース|들여쓰기|변수명|카멜\s*케이스|스네이크\s*케이스)",
 )
 # A passing opinion or guess: "I think the bug is in the cache", "je crois que ..." (a classifier feature).
 HEDGE = _rx(
@@ -374,6 +382,9 @@ ONCE = _rx(
     rf"{B}pour\s+cette\s+fois|{B}dans\s+(cette|ce)\s+(pr|commit|branche){E}|{B}n'oublie\s+pas\s+d[e']",
     rf"{B}nur\s+(für\s+)?(diese[nmrs]?|dieses)\s+(eine\s+)?(mal|antwort|nachricht|pr){E}|{B}(in|für)\s+diese[nmrs]?\s+"
     rf"(pr|commit|branch){E}|{B}vergiss\s+nicht,?\s+.*\szu\s",
+    rf"{B}this\s+time{E}|{B}(desta|dessa|esta)\s+vez{E}|{B}por\s+(ahora|enquanto|agora){E}|{B}cette\s+fois{E}|"
+    rf"{B}pour\s+cette\s+r[ée]ponse{E}|{B}(diesmal|dieses\s+mal){E}",
+    r"(今回(の.{0,12})?だけ|今回は|今回の|이번만|이번에는|이번\s*답변|这个回答|這個回答|这一次|這一次)",
     r"(这次|這次|就这一次|就這一次|只此一次|这个PR|這個PR|仅此|僅此)",
     r"(今回だけ|この回答だけ|この返事だけ|一回だけ|このPR|のを忘れないで)",
     r"(이번\s*(한\s*번|답변|PR|만|커밋)|이번에만|거\s*잊지\s*마)",
@@ -398,15 +409,19 @@ PREFER = _rx(
 ADDRESS = _rx(
     rf"{B}(call\s+me(?!\s+(when|if|after|back|later|tomorrow|at|once|as\s+soon|on|in)){E}|address\s+me|tutoie|tutoyer|"
     rf"tutoiement|vouvoie|vouvoyer|vouvoiement|tutéame|tutear|trátame|tuteia|me\s+chame\s+de|me\s+chama\s+de|"
+    rf"me\s+chamar\s+de|llamarme|m'appeler|mich\s+\w+\s+nennen|"
     rf"llámame\s+(?!cuando|si|después|luego|mañana|en)\w+|appelle-moi\s+(?!quand|si|après|dès|demain|à)\w+|duz|duzen|"
     rf"siez|siezen|nenn\s+mich){E}",
-    r"((?<!一声)(?<!一聲)叫我(?!一声|一聲)|称呼我|稱呼我|敬語|タメ口|と呼んで|존댓말|반말|(이)?라고\s*불러)",
+    r"((?<!一声)(?<!一聲)叫我(?!一声|一聲)|称呼我|稱呼我|敬語|タメ口|って呼んで|と呼んで|존댓말|반말|(이)?라고\s*불러|"
+    r"부를\s*때|님이라고\s*(해|불러))",
 )
 # Someone's role: the lead, owns, in charge of, 担当, 负责, 담당 (a classifier feature: facts about people).
 ROLE = _rx(
     rf"{B}(is\s+(our|the)\s+\w*\s*(lead|owner|manager|head|contact|responsible)|owns|leads|in\s+charge\s+of|"
-    rf"responsável|responsable|cuida\s+d|se\s+encarga|s'occupe|leitet|zuständig|verantwortlich|jefe|jefa|chef){E}",
-    r"(负责|負責|担当|リード|責任者|담당|리드|책임자|매니저)",
+    rf"responsável|responsable|cuida\s+d|se\s+encarga|s'occupe|leitet|zuständig|verantwortlich|jefe|jefa|chef|"
+    rf"g[èe]re|g[èe]rent|kümmert\s+sich|handles|person\s+to\s+ask|quien\s+(aprueba|tiene|lleva)"
+    rf"|precisa\s+aprovar){E}",
+    r"(负责|負責|担当|リード|責任者|담당|리드|책임자|매니저|都找|問い合わせは|문의는)",
 )
 # A plan with a date: next month, at the end of the year, shut down, from ... on (a classifier feature).
 PLAN = _rx(
@@ -416,6 +431,22 @@ PLAN = _rx(
     rf"mois\s+prochain|fin\s+de\s+l'année|ab\s+nächste[mn]|nächste[nm]?\s+monat|ende\s+des\s+jahres|abgeschaltet|"
     rf"desligad[oa]|apagará|coupée?|eingestellt){E}",
     r"(下个月|下個月|年底|下线|下線|停用|来月|年末|廃止|打ち切|終了します|다음\s*달|연말|종료합니다|중단합니다)",
+)
+# Someone's own setup: what they use or work with, where their systems run ("I work on Fedora with Emacs", "Our
+# Postgres is stuck on 12", "Uso Windows 11 con WSL2", "저는 우분투에서 Neovim 써요") (a classifier feature).
+SETUP = _rx(
+    rf"{B}(i|we)\s+(use|work\s+(on|with|in)|develop\s+on|code\s+(on|in)){E}|{B}(still\s+)?(runs?|is\s+hosted|is\s+deployed)"
+    rf"\s+on{E}|{B}(is|are)\s+(still\s+)?stuck\s+on{E}",
+    rf"^(eu\s+|yo\s+)?(uso|usamos|utilizo|utilizamos|trabalho\s+com|trabalhamos\s+com|trabajo\s+con|trabajamos\s+con)"
+    rf"{E}|{B}(roda|rodam)\s+(ainda\s+)?(em|no|na|sobre){E}|{B}(sigue|corre|corren|est[áa]\s+alojad[oa])\s+"
+    rf"(todavía\s+|aún\s+)?(en|sobre){E}",
+    rf"^(j'utilise|nous\s+utilisons|on\s+utilise|je\s+travaille\s+(sous|avec|sur)|je\s+d[ée]veloppe\s+(sous|sur))"
+    rf"|{B}tourne\s+(encore\s+|toujours\s+)?(sous|sur){E}",
+    rf"^(ich|wir)\s+(nutze|nutzen|verwende|verwenden|benutze|benutzen|arbeite|arbeiten)\s+(mit|unter|auf)?"
+    rf"|{B}l[äa]uft\s+(noch\s+|immer\s+noch\s+)?(auf|unter){E}",
+    r"((我|我们|我們)(平时|平常|一直|现在|現在|都)?(用|使用|在用)|跑在|部署在|运行在|運行在|托管在)",
+    r"(で動いて|で動かして|を使っています|を使ってます|使っています|で開発しています|で開発してます)",
+    r"((저는|나는|우리는|우리\s*팀은).*(써요|씁니다|사용해요|사용합니다|쓰고\s*있)|에서\s*(돌아가|운영)|에서.{1,20}써요)",
 )
 TEXT_FEATURES = {
     "deixis": DEIXIS,
@@ -431,6 +462,7 @@ TEXT_FEATURES = {
     "address": ADDRESS,
     "role": ROLE,
     "plan": PLAN,
+    "setup": SETUP,
 }
 
 
@@ -451,8 +483,27 @@ PUBLIC = _rx(
 GATED = {"prefer", "address", "role", "plan"}
 
 
+# Someone's own product or plan, though no pronoun says so ("The mobile app will drop Android 8", "Vamos ...").
+OWN = _rx(
+    rf"{B}(the|o|a|die|das|la|le|el)\s+(mobile\s+)?(app|aplicativo|aplicación|application|release){E}",
+    r"^(vamos|hemos|dejamos|uso|usamos|schreib|write|use)\s",
+)
+
+
 def _public(text: str) -> bool:
-    return bool(PUBLIC.search(text)) and not PEOPLE.search(text)
+    return (
+        bool(PUBLIC.search(text))
+        and not PEOPLE.search(text)
+        and not OWN.search(text)
+        and not SETUP.search(text)
+        and not DECISION.search(text)
+    )
+
+
+def _short(text: str) -> bool:
+    if has_cjk(text):
+        return len(re.sub(r"\s", "", text)) <= 16
+    return len(text.split()) <= 7
 
 
 def text_features(text: str, names: tuple[str, ...] | list[str]) -> list[float]:
@@ -467,6 +518,8 @@ def text_features(text: str, names: tuple[str, ...] | list[str]) -> list[float]:
     for name in names:
         if name == "public":
             values.append(1.0 if public else 0.0)
+        elif name == "terse":  # a short style rule without a verb of the moment ("Short answers, please.")
+            values.append(1.0 if STYLE.search(text) and _short(text) else 0.0)
         elif name in GATED and public:
             values.append(0.0)
         else:
@@ -485,9 +538,11 @@ QUESTION_START = _rx(
 QUESTION_END = re.compile(r"[?？]\s*$|(吗|嗎|呢)[。]?\s*$|(ですか|ますか|か[。]?)\s*$|(나요|까요|습니까|어요\?|니)\s*$")
 HYPOTHETICAL = _rx(
     r"^(if|suppose|imagine|what\s+if|hypothetically|se|si|wenn|falls|假如|如果|もし|만약)\s",
-    rf"{B}(for\s+example|e\.g\.|as\s+an\s+example|por\s+ejemplo|por\s+exemplo|par\s+exemple|zum\s+beispiel){E}",
     rf"{B}(a\s+user|the\s+user|users|someone|people)\s+(said|says|prefers|wrote|might){E}",
     rf"{B}(my\s+)?(character|story|novel|protagonist|fictional){E}",
+)
+EXAMPLE = _rx(
+    rf"{B}(for\s+example|e\.g\.|as\s+an\s+example|por\s+ejemplo|por\s+exemplo|par\s+exemple|zum\s+beispiel){E}"
 )
 LOCAL_SCOPE = _rx(rf"{B}(here|there|in\s+this\s+(function|file|line|loop|test|snippet))\s*(instead)?[.!]?\s*$")
 MARKUP = re.compile(r"^\s*(<[a-zA-Z/!]|```|\{|\[|\$ |>>>|Traceback|diff --git)|```|<system|<tool|</")
@@ -521,9 +576,11 @@ def reject_reason(text: str) -> str | None:
         return "markup or tool output"
     if has_secret(stripped):
         return "contains a secret"
-    if _is_question(stripped) and not REMEMBER.search(stripped):
+    # "Puedes llamarme Lupe." is how to address the user, not a question
+    addressed = bool(ADDRESS.search(stripped)) and not QUESTION_END.search(stripped)
+    if _is_question(stripped) and not REMEMBER.search(stripped) and not addressed:
         return "question"
-    if HYPOTHETICAL.search(stripped):
+    if HYPOTHETICAL.search(stripped) or (EXAMPLE.search(stripped) and not REMEMBER.search(stripped)):
         return "hypothetical or about someone else"
     return None
 
@@ -560,6 +617,8 @@ def rule_candidate(text: str, check_rejects: bool = True) -> Candidate | None:
     if DEIXIS.search(text):  # about the task at hand; the classifier decides
         return None
     explicit = bool(REMEMBER.search(text))
+    if ADDRESS.search(text) and not ONCE.search(text) and not _public(text):
+        return Candidate(text, "preference", "address", 0.8)
     if DECISION.search(text) and not LOCAL_SCOPE.search(text):
         return Candidate(text, "decision", "decision", 0.8 if explicit else 0.7)
     if CONTACT.search(text) or (EMAIL.search(text) and explicit) or (PHONE.search(text) and explicit):
