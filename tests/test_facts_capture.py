@@ -206,6 +206,77 @@ def test_rules_take_explicit_notes_and_standing_rules(text: str) -> None:
     assert rule_candidate(text) is not None
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Note for later: our public API is versioned by date.", "remember"),
+        ("Keep this in your notes: staging is refreshed every Sunday.", "remember"),
+        ("Guarda isso: o sistema legado ainda depende do Java 8.", "remember"),
+        ("Apúntalo: el servidor de pruebas se reinicia cada lunes.", "remember"),
+        ("Note bien : la base de recette est vidée chaque vendredi.", "remember"),
+        ("Merk dir das: die Testdatenbank wird jeden Montag zurückgesetzt.", "remember"),
+        ("覚えといて：ステージングは毎週月曜にリセットされます。", "remember"),
+        ("기억해 놔: 스테이징 DB는 매주 월요일에 초기화돼요.", "remember"),
+        ("You can call me Sam.", "address"),
+        ("Pode me chamar de Dani.", "address"),
+        ("Puedes llamarme Lupe.", "address"),  # not a question: no question mark
+        ("Tu peux m'appeler Loulou.", "address"),
+        ("Du kannst mich Jo nennen.", "address"),
+        ("叫我小王就行。", "address"),
+        ("ケンって呼んでください。", "address"),
+        ("저를 부를 때는 민준 님이라고 해 주세요.", "address"),
+    ],
+)
+def test_rules_take_explicit_notes_and_forms_of_address_in_eight_languages(text: str, reason: str) -> None:
+    candidate = rule_candidate(text)
+    assert candidate is not None and candidate.reason == reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Call me when the deploy is done.",
+        "Can you call me Sam?",
+        "Me chama quando o build terminar.",
+        "Llámame cuando termine la migración.",
+        "Appelle-moi quand les tests sont finis.",
+        "Ruf mich an, wenn der Build fertig ist.",
+        "部署完了叫我一声。",
+        "終わったら呼んでください。",
+        "배포 끝나면 불러 줘.",
+        "Imagine a user said: call me Sam.",
+        "For example, a config like retries=3 works.",
+    ],
+)
+def test_rules_leave_calls_and_examples_alone(text: str) -> None:
+    assert rule_candidate(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Our Postgres is stuck on 12 because of an extension.", {"setup"}),
+        ("Uso Windows 11 con WSL2 y VS Code.", {"setup"}),
+        ("Unser Build-Server läuft noch auf Debian 10.", {"setup"}),
+        ("本番環境はさくらのクラウドで動いています。", {"setup"}),
+        ("저는 우분투 22.04에서 Neovim 써요.", {"setup"}),
+        ("Antworte diesmal nur mit dem Code, ohne Erklärung.", {"once"}),
+        ("今回の回答だけ箇条書きにしてください。", {"once"}),
+        ("이번만 코드만 보여 주세요.", {"once"}),
+        ("Esta vez, dame solo la lista.", {"once"}),
+        ("Cette fois, réponds seulement avec le diff.", {"once"}),
+        # own products and plans are not `public`, though they name one
+        ("The mobile app will drop Android 8 support in March.", set()),
+        ("Vamos descontinuar o suporte ao Windows 7 no próximo trimestre.", set()),
+        ("Apple announces new iPhones every September.", {"public"}),
+    ],
+)
+def test_text_features_for_setups_one_offs_and_own_products(text: str, expected: set[str]) -> None:
+    names = ("setup", "once", "plan", "public")
+    got = {n for n, v in zip(names, text_features(text, names), strict=True) if v}
+    assert got == expected
+
+
 def test_text_features_mark_one_off_requests_and_standing_rules() -> None:
     names = ("deixis", "habit", "task", "people", "style", "hedge")
 

@@ -261,13 +261,15 @@ def test_capture_drops_general_knowledge_and_keeps_plans_and_people(local_provid
 
 
 def test_capture_floors_on_the_newest_dev_sets(local_provider) -> None:  # noqa: F811
-    """docs/facts.md: rules + classifier on the newest sets it was trained on (capture_heldout4 P 1.000 / R 0.878,
-    capture_dev6 P 0.986 / R 0.959, capture_dev7 P 1.000 / R 0.885): a guard against regressions."""
+    """docs/facts.md: rules + classifier on the newest sets it was trained on (capture_heldout4 P 1.000 / R 0.944,
+    capture_heldout5 P 1.000 / R 0.946, capture_dev6 P 0.986 / R 0.973, capture_dev7 P 1.000 / R 0.885,
+    capture_dev8 P 1.000 / R 1.000): a guard against regressions."""
     import json
 
     scorer = scorer_for(local_provider.provider)
     quality = Path(__file__).resolve().parents[1] / "bench" / "quality"
-    for name in ("capture_heldout4.jsonl", "capture_dev6.jsonl", "capture_dev7.jsonl"):
+    sets = ("capture_heldout4", "capture_heldout5", "capture_dev6", "capture_dev7", "capture_dev8")
+    for name in (f"{s}.jsonl" for s in sets):
         rows = [json.loads(line) for line in (quality / name).read_text(encoding="utf-8").splitlines() if line]
         texts = [r["text"] for r in rows]
         found = {c.text for c in extract_rules(texts, None, scorer=scorer)}
@@ -275,6 +277,36 @@ def test_capture_floors_on_the_newest_dev_sets(local_provider) -> None:  # noqa:
         fp = sum(1 for r in rows if not r["capture"] and r["text"] in found)
         positives = sum(1 for r in rows if r["capture"])
         assert tp / max(1, tp + fp) >= 0.97 and tp / positives >= 0.85, (name, tp, fp, positives)
+
+
+def test_capture_keeps_notes_names_setups_and_team_decisions_in_eight_languages(local_provider) -> None:  # noqa: F811
+    """Kinds the blind capture_heldout5 set missed (these statements are in the training sets now: a guard against
+    losing them, not a measure of generalisation), beside one-off requests in the same languages."""
+    scorer = scorer_for(local_provider.provider)
+    keep = [
+        "Guarda isso: o sistema legado ainda depende do Java 8.",
+        "Note for later: our public API is versioned by date, e.g. 2024-06-01.",
+        "Pode me chamar de Dani.",
+        "저를 부를 때는 민준 님이라고 해 주세요.",
+        "Uso Windows 11 con WSL2 y VS Code.",
+        "저는 우분투 22.04에서 Neovim 써요.",
+        "Benoît Lemarchand gère tout ce qui touche à l'authentification.",
+        "Vamos migrar do Oracle para o PostgreSQL até o fim do ano.",
+        "우리 팀은 이제 Redux 대신 Zustand를 씁니다.",
+        "团队已经决定把日志系统从 ELK 换成 Loki。",
+    ]
+    drop = [
+        "Antworte diesmal nur mit dem Code, ohne Erklärung.",
+        "今回の回答だけ箇条書きにしてください。",
+        "Desta vez, responde só com o código.",
+        "Cette fois, réponds seulement avec le diff.",
+        "이번만 코드만 보여 주세요.",
+        "Me chama quando o build terminar.",
+        "Llámame cuando termine la migración.",
+        "部署完了叫我一声。",
+    ]
+    found = {c.text for c in extract_rules(keep + drop, None, scorer=scorer)}
+    assert found == set(keep)
 
 
 def test_chat_lines_do_not_land_on_a_style_fact(tmp_path: Path, local_provider) -> None:  # noqa: F811
