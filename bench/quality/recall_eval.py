@@ -2,6 +2,8 @@
 
     python bench/quality/recall_eval.py [--models e5-small,minilm,wordllama] [--uncalibrated] [--out FILE]
     python bench/quality/recall_eval.py --calibrate      # background vectors + proposed thresholds per model
+    python bench/quality/recall_eval.py --cv             # leave one tuning split out, per model
+    python bench/quality/recall_eval.py --models e5-small --extra NEW.jsonl   # also score a set written later
 
 `bench/quality/recall_set.jsonl` holds 45 stored facts, 62 paraphrased questions about them (each names its
 fact) and 125 prompts unrelated to every fact (coding requests, general questions, chat), in 9 languages,
@@ -10,8 +12,10 @@ next change of the method or the thresholds and measured once before it joined t
 `recall_heldout.jsonl` (split `heldout`: 67 questions, 29 in another language than the fact, 82 unrelated
 prompts), `recall_heldout2.jsonl` (`heldout2`: 47 questions, 22 cross-language, 72 unrelated),
 `recall_heldout3.jsonl` (`heldout3`: 45 questions, 18 cross-language, 67 unrelated) and
-`recall_heldout4.jsonl` (`heldout4`: 50 questions, 27 cross-language, 86 unrelated), which is only measured.
-The tuning splits (dev, test, heldout, heldout2, heldout3) choose the method, the weights and the thresholds.
+`recall_heldout4.jsonl` (`heldout4`: 50 questions, 27 cross-language, 86 unrelated).
+The tuning splits (dev, test, heldout .. heldout4) choose the method, the weights and the thresholds.
+`--extra FILE` (repeatable) adds a set written later, in the same format (questions name a fact of
+`recall_set.jsonl`; any split name, e.g. `heldout5`): it is scored and reported per split, never tuned on.
 
 The measurement runs the real thing: a FactStore (LanceDB, the real embedding model) holding the 45 facts,
 `auto_recall(store, prompt)` for the injection (the UserPromptSubmit hook's call) and `store.recall(q)` for
@@ -52,21 +56,21 @@ from mdrecall.facts.store import FILE_HEADER, Fact, FactStore, auto_recall, keyw
 QUALITY = ROOT / "bench" / "quality"
 RECALL_SET = QUALITY / "recall_set.jsonl"
 # Each held-out set was written before the next change, measured once, then added to the tuning data;
-# recall_heldout4.jsonl is only measured.
+# sets given with --extra are only measured.
 HELDOUT_SETS = [QUALITY / f"recall_heldout{n}.jsonl" for n in ("", "2", "3", "4")]
-TUNING_SPLITS = ("dev", "test", "heldout", "heldout2", "heldout3")
-SPLITS = ("dev", "test", "heldout", "heldout2", "heldout3", "heldout4")
+TUNING_SPLITS = ("dev", "test", "heldout", "heldout2", "heldout3", "heldout4")
+SPLITS = TUNING_SPLITS
 BACKGROUND_SETS = ["capture_set.jsonl", "capture_heldout.jsonl", "capture_heldout2.jsonl", "capture_dev3.jsonl"]
 MODELS = {"e5-small": "e5-small", "minilm": "minilm", "wordllama": "wordllama"}
 # 4 %, not 5 %: a threshold chosen at 5 % on the tuning prompts injected for 6 % of the next fresh set's
 MAX_UNRELATED = 0.04
-CHAT_WEIGHT = 1.0  # the chat penalty's weight (facts/relevance.py), the same for every model
+CHAT_WEIGHTS = (1.0, 2.0)  # chat penalty weights printed by --calibrate and --cv (facts/relevance.py)
 DEFAULT_OUT = ROOT / "bench" / "results" / "recall_injection.json"
 
 
-def load_set() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def load_set(extra: list[Path] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     rows = []
-    for path in (RECALL_SET, *HELDOUT_SETS):
+    for path in (RECALL_SET, *HELDOUT_SETS, *(extra or [])):
         rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [r for r in rows if r["kind"] == "fact"], [r for r in rows if r["kind"] != "fact"]
 
@@ -109,7 +113,7 @@ def measure(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, Any
                 if not injected:
                     misses.append({"kind": "missed", "text": prompt["text"], "fact": wanted})
     table = {}
-    for name in SPLITS:
+    for name in counts:
         c = counts[name]
         table[name] = {k: round(v[0] / v[1], 3) for k, v in c.items()} | {
             "n_unrelated": c["unrelated"][1],
@@ -189,7 +193,7 @@ def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, A
         f"{provider.model}: wrote {target.relative_to(ROOT)} ({len(language)} language directions, "
         f"query view {query_view})"
     )
-    for chat_weight in (0.0, CHAT_WEIGHT):
+    for chat_weight in (0.0, *CHAT_WEIGHTS):
         vec = np.stack(
             [relevance.relevance_scores(v, fact_matrix, bg, fact_queries, chat_weight) for v in query_vectors]
         )
@@ -219,19 +223,92 @@ def print_threshold(scores: np.ndarray, weight: float, tune: list[dict[str, Any]
     )
 
 
+def threshold_at(scores: np.ndarray, unrelated: np.ndarray) -> float:
+    """The lowest threshold with at most MAX_UNRELATED of the unrelated prompts' top scores at or above it."""
+    top = np.sort(scores[unrelated].max(1))
+    allowed = int(np.floor(MAX_UNRELATED * len(top)))
+    return float(top[len(top) - allowed - 1]) + 1e-4
+
+
+def injected_counts(scores: np.ndarray, rows: list[dict[str, Any]], ids: list[str], threshold: float) -> list[int]:
+    """[unrelated prompts with something injected, unrelated prompts, questions with the right fact injected
+    (among the top 3 and at or above the threshold), questions]."""
+    out = [0, 0, 0, 0]
+    for i, row in enumerate(rows):
+        if row["kind"] == "unrelated":
+            out[0] += bool(scores[i].max() >= threshold)
+            out[1] += 1
+            continue
+        j = ids.index(row["fact"])
+        out[2] += bool(j in np.argsort(-scores[i])[:3] and scores[i, j] >= threshold)
+        out[3] += 1
+    return out
+
+
+def cross_validate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Leave one tuning split out: the threshold chosen (at MAX_UNRELATED) on the other splits, measured on the
+    one left out; summed over the splits. Uses the shipped background file and the model's calibrated weights."""
+    provider = create_local_provider(LocalConfig(), model=model)
+    calibration = relevance.CALIBRATIONS[provider.model]
+    bg = relevance.background(calibration.file)
+    tune = [p for p in prompts if p["split"] in TUNING_SPLITS]
+    ids = [f["id"] for f in facts]
+    fact_matrix = np.asarray(provider.embed_batch([f["text"] for f in facts]), np.float32)
+    fact_queries = None
+    if calibration.query_view:
+        fact_queries = np.stack([np.asarray(provider.embed_query(f["text"]), np.float32) for f in facts])
+    kw = np.array([[keyword_score(p["text"], f["text"]) for f in facts] for p in tune])
+    vectors = [np.asarray(provider.embed_query(p["text"]), np.float32) for p in tune]
+    unrelated = np.array([p["kind"] == "unrelated" for p in tune])
+    splits = np.array([p["split"] for p in tune])
+    result: dict[str, Any] = {"model": provider.model, "minScore": calibration.min_score}
+    for chat_weight in sorted({calibration.chat_weight, *CHAT_WEIGHTS}):
+        scores = np.stack([relevance.relevance_scores(v, fact_matrix, bg, fact_queries, chat_weight) for v in vectors])
+        scores = scores + calibration.keyword_weight * kw
+        pool_threshold = threshold_at(scores, unrelated)
+        pool = injected_counts(scores, tune, ids, pool_threshold)
+        loso = [0, 0, 0, 0]
+        for split in TUNING_SPLITS:
+            train, test = splits != split, splits == split
+            threshold = threshold_at(scores[train], unrelated[train])
+            counts = injected_counts(scores[test], [p for p, t in zip(tune, test, strict=True) if t], ids, threshold)
+            loso = [a + b for a, b in zip(loso, counts, strict=True)]
+        result[f"chat{chat_weight}"] = {"threshold": pool_threshold, "pool": pool, "leaveOneSplitOut": loso}
+        shipped = " (shipped)" if chat_weight == calibration.chat_weight else ""
+        print(
+            f"{provider.model} chat weight {chat_weight}{shipped}"
+            f": threshold {pool_threshold:.4f}; tuning pool unrelated {pool[0]}/{pool[1]} ({pool[0] / pool[1]:.1%}), "
+            f"right fact {pool[2]}/{pool[3]} ({pool[2] / pool[3]:.1%}); leave one split out unrelated "
+            f"{loso[0]}/{loso[1]} ({loso[0] / loso[1]:.1%}), right fact {loso[2]}/{loso[3]} ({loso[2] / loso[3]:.1%})"
+        )
+    return result
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--calibrate", action="store_true")
+    parser.add_argument("--cv", action="store_true", help="leave one tuning split out (threshold chosen on the rest)")
+    parser.add_argument(
+        "--extra", type=Path, action="append", default=[], help="a set written later: scored, never tuned on"
+    )
     parser.add_argument("--uncalibrated", action="store_true", help="the earlier weighted score, for comparison")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args()
-    facts, prompts = load_set()
+    for path in args.extra:
+        if not path.is_file():
+            print(f"error: no such set file: {path}", file=sys.stderr)
+            return 2
+    facts, prompts = load_set(args.extra)
     models = [MODELS[m.strip()] for m in args.models.split(",") if m.strip()]
     if args.calibrate:
         for model in models:
             calibrate(model, facts, prompts)
+        return 0
+    if args.cv:
+        for model in models:
+            cross_validate(model, facts, prompts)
         return 0
     if args.uncalibrated:
         relevance.CALIBRATIONS.clear()
@@ -241,7 +318,7 @@ def main() -> int:
     )
     print("| --- | --- | ---: | --- | ---: | ---: | ---: |")
     for r in results:
-        for split in (*SPLITS, "tuning"):
+        for split in [k for k, v in r.items() if isinstance(v, dict)]:
             s = r[split]
             print(
                 f"| {r['model']} | {r['score']} | {r['minScore']:.4g} | {split} | {s['unrelated']:.1%} | "
