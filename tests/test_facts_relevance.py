@@ -16,6 +16,8 @@ from mdrecall.facts.classifier import classifier_for, scorer_for
 from mdrecall.facts.relevance import CALIBRATIONS, calibration_for
 from mdrecall.facts.store import FactStore, auto_recall
 
+ROOT = Path(__file__).resolve().parents[1]
+
 FACTS = [
     "I prefer tabs over spaces.",
     "My dentist appointment is on the 14th at 9:30.",
@@ -342,3 +344,31 @@ def test_the_chat_penalty_moves_a_prompt_never_the_order_of_its_facts(local_prov
     assert np.allclose(shift, shift[0], atol=1e-5) and np.argmax(plain) == np.argmax(penalised)
     # chatter sits nearer the everyday prompts than a question about something the user said
     assert penalty("Okay, keep going.") > penalty("Where does my sister live?") + 0.02
+
+
+def test_recall_eval_scores_a_set_written_later(tmp_path: Path) -> None:
+    """bench/quality/recall_eval.py --extra: a later set joins the measured prompts under its own split, never the
+    tuning splits; a missing file is one clear line."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench" / "quality"))
+    import recall_eval
+
+    extra = tmp_path / "later.jsonl"
+    rows = [
+        {"kind": "question", "lang": "en", "text": "Which nut is Sam allergic to?", "fact": "f01", "split": "heldout5"},
+        {"kind": "unrelated", "lang": "en", "text": "Sort this list in Python.", "split": "heldout5"},
+    ]
+    extra.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    facts, prompts = recall_eval.load_set([extra])
+    later = [p for p in prompts if p["split"] == "heldout5"]
+    assert [p["kind"] for p in later] == ["question", "unrelated"]
+    assert "heldout5" not in recall_eval.TUNING_SPLITS and "heldout4" in recall_eval.TUNING_SPLITS
+    assert any(f["id"] == "f01" for f in facts)
+    missing = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "quality" / "recall_eval.py"), "--extra", str(tmp_path / "none.jsonl")],
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0 and "no such set file" in missing.stderr
