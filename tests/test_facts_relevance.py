@@ -357,14 +357,14 @@ def test_recall_eval_scores_a_set_written_later(tmp_path: Path) -> None:
 
     extra = tmp_path / "later.jsonl"
     rows = [
-        {"kind": "question", "lang": "en", "text": "Which nut is Sam allergic to?", "fact": "f01", "split": "heldout5"},
-        {"kind": "unrelated", "lang": "en", "text": "Sort this list in Python.", "split": "heldout5"},
+        {"kind": "question", "lang": "en", "text": "Which nut is Sam allergic to?", "fact": "f01", "split": "heldout6"},
+        {"kind": "unrelated", "lang": "en", "text": "Sort this list in Python.", "split": "heldout6"},
     ]
     extra.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     facts, prompts = recall_eval.load_set([extra])
-    later = [p for p in prompts if p["split"] == "heldout5"]
+    later = [p for p in prompts if p["split"] == "heldout6"]
     assert [p["kind"] for p in later] == ["question", "unrelated"]
-    assert "heldout5" not in recall_eval.TUNING_SPLITS and "heldout4" in recall_eval.TUNING_SPLITS
+    assert "heldout6" not in recall_eval.TUNING_SPLITS and "heldout5" in recall_eval.TUNING_SPLITS
     assert any(f["id"] == "f01" for f in facts)
     missing = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "quality" / "recall_eval.py"), "--extra", str(tmp_path / "none.jsonl")],
@@ -372,3 +372,23 @@ def test_recall_eval_scores_a_set_written_later(tmp_path: Path) -> None:
         text=True,
     )
     assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0 and "no such set file" in missing.stderr
+
+
+def test_a_prompt_that_asks_gains_the_question_weight_on_every_fact(e5_store: FactStore) -> None:
+    """A question mark adds the calibration's question weight to every score (the order of the facts stays);
+    an explicit lookup (asking=True) gets it without one; a short question reaches the threshold its
+    statement form would miss."""
+    from mdrecall.facts.relevance import asks
+
+    calibration = e5_store.calibration()
+    assert calibration is not None and calibration.question_weight > 0
+    assert asks("Where does Sam live?") and asks("¿Dónde vive Sam") and asks("サムはどこ？") and not asks("Keep going.")
+    plain = e5_store.recall("what can't my partner eat", limit=5, min_score=-1.0)
+    asked = e5_store.recall("what can't my partner eat?", limit=5, min_score=-1.0)
+    looked_up = e5_store.recall("what can't my partner eat", limit=5, min_score=-1.0, asking=True)
+    # (recall keeps positive scores only: the lookup, scoring higher, can keep more facts)
+    assert plain and [h.fact.text for h in plain] == [h.fact.text for h in looked_up][: len(plain)]
+    for a, b in zip(plain, looked_up, strict=False):
+        assert b.score - a.score == pytest.approx(calibration.question_weight, abs=1e-5)
+    assert asked[0].fact.text == plain[0].fact.text == "Sam is allergic to walnuts."
+    assert asked[0].score > plain[0].score + calibration.question_weight / 2

@@ -57,13 +57,14 @@ QUALITY = ROOT / "bench" / "quality"
 RECALL_SET = QUALITY / "recall_set.jsonl"
 # Each held-out set was written before the next change, measured once, then added to the tuning data;
 # sets given with --extra are only measured.
-HELDOUT_SETS = [QUALITY / f"recall_heldout{n}.jsonl" for n in ("", "2", "3", "4")]
-TUNING_SPLITS = ("dev", "test", "heldout", "heldout2", "heldout3", "heldout4")
+HELDOUT_SETS = [QUALITY / f"recall_heldout{n}.jsonl" for n in ("", "2", "3", "4", "5")]
+TUNING_SPLITS = ("dev", "test", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
 SPLITS = TUNING_SPLITS
 BACKGROUND_SETS = ["capture_set.jsonl", "capture_heldout.jsonl", "capture_heldout2.jsonl", "capture_dev3.jsonl"]
 MODELS = {"e5-small": "e5-small", "minilm": "minilm", "wordllama": "wordllama"}
-# 4 %, not 5 %: a threshold chosen at 5 % on the tuning prompts injected for 6 % of the next fresh set's
-MAX_UNRELATED = 0.04
+# 3.5 %: a threshold chosen at 5 % on the tuning prompts injected for 6 % of the next fresh set's; with the
+# question weight, 3.5 % gave the best leave-one-split-out figures for every model (4 % before it)
+MAX_UNRELATED = 0.035
 CHAT_WEIGHTS = (1.0, 2.0)  # chat penalty weights printed by --calibrate and --cv (facts/relevance.py)
 DEFAULT_OUT = ROOT / "bench" / "results" / "recall_injection.json"
 
@@ -193,11 +194,15 @@ def calibrate(model: str, facts: list[dict[str, Any]], prompts: list[dict[str, A
         f"{provider.model}: wrote {target.relative_to(ROOT)} ({len(language)} language directions, "
         f"query view {query_view})"
     )
+    calibration = relevance.CALIBRATIONS.get(provider.model)
+    question_weight = calibration.question_weight if calibration else 0.0
+    asking = np.array([relevance.asks(p["text"]) for p in tune])
     for chat_weight in (0.0, *CHAT_WEIGHTS):
         vec = np.stack(
             [relevance.relevance_scores(v, fact_matrix, bg, fact_queries, chat_weight) for v in query_vectors]
         )
-        print(f"  chat weight {chat_weight}:")
+        vec = vec + question_weight * asking[:, None]
+        print(f"  chat weight {chat_weight}, question weight {question_weight}:")
         for weight in (0.0, 0.025, 0.05):
             print_threshold(vec + weight * kw, weight, tune, ids)
 
@@ -262,25 +267,30 @@ def cross_validate(model: str, facts: list[dict[str, Any]], prompts: list[dict[s
     unrelated = np.array([p["kind"] == "unrelated" for p in tune])
     splits = np.array([p["split"] for p in tune])
     result: dict[str, Any] = {"model": provider.model, "minScore": calibration.min_score}
+    asking = np.array([relevance.asks(p["text"]) for p in tune])
     for chat_weight in sorted({calibration.chat_weight, *CHAT_WEIGHTS}):
-        scores = np.stack([relevance.relevance_scores(v, fact_matrix, bg, fact_queries, chat_weight) for v in vectors])
-        scores = scores + calibration.keyword_weight * kw
-        pool_threshold = threshold_at(scores, unrelated)
-        pool = injected_counts(scores, tune, ids, pool_threshold)
-        loso = [0, 0, 0, 0]
-        for split in TUNING_SPLITS:
-            train, test = splits != split, splits == split
-            threshold = threshold_at(scores[train], unrelated[train])
-            counts = injected_counts(scores[test], [p for p, t in zip(tune, test, strict=True) if t], ids, threshold)
-            loso = [a + b for a, b in zip(loso, counts, strict=True)]
-        result[f"chat{chat_weight}"] = {"threshold": pool_threshold, "pool": pool, "leaveOneSplitOut": loso}
-        shipped = " (shipped)" if chat_weight == calibration.chat_weight else ""
-        print(
-            f"{provider.model} chat weight {chat_weight}{shipped}"
-            f": threshold {pool_threshold:.4f}; tuning pool unrelated {pool[0]}/{pool[1]} ({pool[0] / pool[1]:.1%}), "
-            f"right fact {pool[2]}/{pool[3]} ({pool[2] / pool[3]:.1%}); leave one split out unrelated "
-            f"{loso[0]}/{loso[1]} ({loso[0] / loso[1]:.1%}), right fact {loso[2]}/{loso[3]} ({loso[2] / loso[3]:.1%})"
-        )
+        plain = np.stack([relevance.relevance_scores(v, fact_matrix, bg, fact_queries, chat_weight) for v in vectors])
+        for question_weight in sorted({0.0, calibration.question_weight}):
+            scores = plain + calibration.keyword_weight * kw + question_weight * asking[:, None]
+            pool_threshold = threshold_at(scores, unrelated)
+            pool = injected_counts(scores, tune, ids, pool_threshold)
+            loso = [0, 0, 0, 0]
+            for split in TUNING_SPLITS:
+                train, test = splits != split, splits == split
+                threshold = threshold_at(scores[train], unrelated[train])
+                rows = [p for p, t in zip(tune, test, strict=True) if t]
+                counts = injected_counts(scores[test], rows, ids, threshold)
+                loso = [a + b for a, b in zip(loso, counts, strict=True)]
+            key = f"chat{chat_weight}_question{question_weight}"
+            result[key] = {"threshold": pool_threshold, "pool": pool, "leaveOneSplitOut": loso}
+            shipped = calibration.chat_weight == chat_weight and calibration.question_weight == question_weight
+            print(
+                f"{provider.model} chat weight {chat_weight} question weight {question_weight}"
+                f"{' (shipped)' if shipped else ''}: threshold {pool_threshold:.4f}; tuning pool unrelated "
+                f"{pool[0]}/{pool[1]} ({pool[0] / pool[1]:.1%}), right fact {pool[2]}/{pool[3]} "
+                f"({pool[2] / pool[3]:.1%}); leave one split out unrelated {loso[0]}/{loso[1]} "
+                f"({loso[0] / loso[1]:.1%}), right fact {loso[2]}/{loso[3]} ({loso[2] / loso[3]:.1%})"
+            )
     return result
 
 

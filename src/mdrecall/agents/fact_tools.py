@@ -143,7 +143,7 @@ class FactTools:
         limit = args.get("limit", 5)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
             raise MdrecallError("limit must be an integer between 1 and 50")
-        hits = self.store.recall(query, limit=limit)
+        hits = self.store.recall(query, limit=limit, asking=True)
         return {
             "results": [h.to_dict() for h in hits],
             "context": format_memories(hits, self.store.config.recall_max_chars * 2),

@@ -88,7 +88,7 @@ def facts_recall(
     """Find stored memories by meaning and keyword."""
 
     def body(store: Any) -> None:
-        hits = store.recall(query, limit=limit)
+        hits = store.recall(query, limit=limit, asking=True)
         if as_json:
             print_json([h.to_dict() for h in hits])
             return

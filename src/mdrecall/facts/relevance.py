@@ -73,6 +73,8 @@ class RecallCalibration:
     query_view: bool = False
     # how much a prompt closer to everyday prompts than to memorable statements loses (see chat_penalty)
     chat_weight: float = 0.0
+    # how much a prompt that asks something (a question mark) gains on every fact (see asks)
+    question_weight: float = 0.0
 
 
 # The one place where per-model recall thresholds live. Measured by `bench/quality/recall_eval.py
@@ -99,13 +101,28 @@ class RecallCalibration:
 # The figures per split and of the sets kept out of the tuning are in docs/facts.md.
 CALIBRATIONS: dict[str, RecallCalibration] = {
     "multilingual-e5-small": RecallCalibration(
-        "multilingual-e5-small", "recall_e5.npz", 0.0774, 0.025, 0.0774, 0.105, query_view=True, chat_weight=2.0
+        "multilingual-e5-small",
+        "recall_e5.npz",
+        0.1183,
+        0.025,
+        0.1183,
+        0.105,
+        query_view=True,
+        chat_weight=2.0,
+        question_weight=0.06,
     ),
     "all-MiniLM-L6-v2": RecallCalibration(
-        "all-MiniLM-L6-v2", "recall_minilm.npz", 0.6417, 0.025, 0.6417, 0.554, chat_weight=1.0
+        "all-MiniLM-L6-v2", "recall_minilm.npz", 0.6666, 0.025, 0.6666, 0.554, chat_weight=1.0, question_weight=0.06
     ),
     "wordllama-l2-supercat-256": RecallCalibration(
-        "wordllama-l2-supercat-256", "recall_wordllama.npz", 0.5859, 0.025, 0.5859, 0.477, chat_weight=1.0
+        "wordllama-l2-supercat-256",
+        "recall_wordllama.npz",
+        0.6105,
+        0.025,
+        0.6105,
+        0.477,
+        chat_weight=1.0,
+        question_weight=0.06,
     ),
 }
 
@@ -182,17 +199,27 @@ def chat_penalty(query: np.ndarray, bg: Background) -> float:
     return _nearest_mean(bg.everyday @ query, CHAT_NEIGHBOURS) - _nearest_mean(bg.statements @ query, CHAT_NEIGHBOURS)
 
 
+QUESTION_MARKS = "?？؟¿"
+
+
+def asks(text: str) -> bool:
+    """Whether a prompt asks something: it holds a question mark (ASCII, full-width, Arabic or Spanish)."""
+    return any(mark in text for mark in QUESTION_MARKS)
+
+
 def relevance_scores(
     query: np.ndarray,
     facts: np.ndarray,
     bg: Background,
     fact_queries: np.ndarray | None = None,
     chat_weight: float = 0.0,
+    question_bonus: float = 0.0,
 ) -> np.ndarray:
     """CSLS of the prompt against each fact (one per row) in the language-free space; with `fact_queries`
     (the facts embedded as queries) the mean of the passage view and the query view; minus `chat_weight`
-    times the prompt's chat penalty (the same for every fact: it moves the prompt's scores against the
-    threshold, never the order of the facts)."""
+    times the prompt's chat penalty, plus `question_bonus` (the calibration's question weight when the prompt
+    asks something, see `asks`). Both are the same for every fact of a prompt: they move its scores against the
+    threshold, never the order of the facts."""
     q = language_free(query, bg.language)[0]
     f = language_free(facts, bg.language)
     scores = 2.0 * (f @ q) - float(q @ bg.mean_fact) - f @ bg.mean_prompt
@@ -201,4 +228,4 @@ def relevance_scores(
         scores = (scores + 2.0 * (fq @ q) - float(q @ bg.mean_fact_query) - fq @ bg.mean_prompt) / 2.0
     if chat_weight:
         scores = scores - chat_weight * chat_penalty(q, bg)
-    return scores
+    return scores + question_bonus

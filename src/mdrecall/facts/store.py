@@ -45,7 +45,7 @@ from mdrecall.facts.model import (
     strip_injected,
 )
 from mdrecall.facts.paths import store_dir
-from mdrecall.facts.relevance import RecallCalibration, background, calibration_for, relevance_scores
+from mdrecall.facts.relevance import RecallCalibration, asks, background, calibration_for, relevance_scores
 from mdrecall.files import make_private_dirs, make_tree_private, write_atomic
 from mdrecall.locks import directory_lock, file_lock
 from mdrecall.text.bounds import bound_query
@@ -643,8 +643,14 @@ class FactStore:
         calibration = self.calibration()
         return calibration.min_score if calibration is not None else UNCALIBRATED_MIN_SCORE
 
-    def recall(self, query: str, limit: int = 5, min_score: float | None = None) -> list[FactHit]:
+    def recall(
+        self, query: str, limit: int = 5, min_score: float | None = None, asking: bool | None = None
+    ) -> list[FactHit]:
         """The best facts for a query, scoring at least `min_score` (default: `min_score()`).
+
+        `asking`: whether the query asks something (a calibrated model's question weight is added to every
+        score); None: when it holds a question mark (auto-recall's prompts). An explicit lookup (the
+        memory_recall tool, `mdrecall facts recall`) passes True.
 
         A calibrated model (facts/relevance.py) scores CSLS similarity + a small keyword share; other
         models keep the weighted hybrid of rescaled cosine and keyword share (`query.hybrid` weights).
@@ -659,14 +665,14 @@ class FactStore:
                 return []
             calibration = self.calibration() if self._has_vectors(table) else None
             if calibration is not None:
-                hits = self._recall_calibrated(table, query, calibration)
+                hits = self._recall_calibrated(table, query, calibration, asks(query) if asking is None else asking)
             else:
                 hits = self._recall_weighted(table, query, limit)
         hits = [h for h in hits if h.score >= floor_score and h.score > 0]
         hits.sort(key=lambda h: (-h.score, -h.fact.importance, -h.fact.created_at))
         return hits[: max(1, limit)]
 
-    def _recall_calibrated(self, table: Any, query: str, calibration: RecallCalibration) -> list[FactHit]:
+    def _recall_calibrated(self, table: Any, query: str, calibration: RecallCalibration, asking: bool) -> list[FactHit]:
         bg = background(calibration.file)
         assert bg is not None  # calibration_for checked
         data = table.to_arrow()
@@ -678,7 +684,8 @@ class FactStore:
         if calibration.query_view and "qvector" in data.column_names:
             qcolumn = data.column("qvector").combine_chunks()
             as_queries = qcolumn.flatten().to_numpy(zero_copy_only=False).reshape(len(rows), -1)
-        similarity = relevance_scores(qvec, matrix, bg, as_queries, calibration.chat_weight)
+        bonus = calibration.question_weight if asking else 0.0
+        similarity = relevance_scores(qvec, matrix, bg, as_queries, calibration.chat_weight, bonus)
         hits = []
         for row, vscore in zip(rows, similarity, strict=True):
             fact = self._fact(row)
