@@ -38,11 +38,14 @@ The keyword share (stop words aside) only breaks near-ties. The language directi
 the background texts' vectors (half precision) are shipped per model in `recall_<model>.npz`, written by
 `bench/quality/recall_eval.py --calibrate`.
 
+Question weight: a prompt that asks something (a question mark, see `asks`) gains `question_weight` on every
+fact. Short questions about the user ("Who's my boss?") sit as near the everyday prompts as chatter does, so
+the chat penalty pushed them down with it. Like the penalty, it never changes the order of the facts.
+
 Thresholds are measured per model on `bench/quality/recall_set.jsonl` (45 facts, 62 paraphrased questions,
-125 unrelated prompts in 9 languages) and `recall_heldout.jsonl`, `recall_heldout2.jsonl`,
-`recall_heldout3.jsonl`, `recall_heldout4.jsonl` (209 questions, 307 unrelated prompts), never carried over
-from another model: the lowest threshold that injects something for at most 4 % of their unrelated prompts (a
-threshold at 5 % landed at 6 % on fresh prompts). Models
+125 unrelated prompts in 9 languages) and `recall_heldout.jsonl` .. `recall_heldout5.jsonl` (287 questions,
+407 unrelated prompts), never carried over from another model: the lowest threshold that injects something
+for at most 3.5 % of their unrelated prompts (a threshold at 5 % landed at 6 % on fresh prompts). Models
 without a calibration (remote providers, models added later) keep the earlier score: rescaled cosine and
 keyword share weighted by `query.hybrid`, threshold `facts.recallMinScore` or 0.2.
 """
@@ -78,18 +81,25 @@ class RecallCalibration:
 
 
 # The one place where per-model recall thresholds live. Measured by `bench/quality/recall_eval.py
-# --calibrate` on the tuning splits (dev, test, heldout .. heldout4: 271 questions, 432 unrelated prompts) and
-# checked by `--cv` (leave one split out: the threshold chosen on the other five, measured on the one left out):
-# - min_score: the lowest threshold that injects something for at most 4 % of those unrelated prompts (at 5 %,
-#   the thresholds injected for 6 % of a later fresh set's unrelated prompts);
+# --calibrate` on the tuning splits (dev, test, heldout .. heldout5: 349 questions, 532 unrelated prompts) and
+# checked by `--cv` (leave one split out: the threshold chosen on the other six, measured on the one left out):
+# - min_score: the lowest threshold that injects something for at most 3.5 % of those unrelated prompts, with
+#   the question weight added to prompts that ask (at 5 %, the thresholds injected for 6 % of a later fresh
+#   set's unrelated prompts; with the question weight, e5 at 3 % / 3.5 % / 4 %: 3.4 % / 92.0 %, 3.4 % / 92.3 %,
+#   3.9 % / 92.8 %: 3.5 % leaves margin on both aims; one rate for every model (WordLlama at 4 %: 3.8 % / 55.9 %);
+# - question_weight: 0.06 for every model. Short questions ("Who's my boss?") sit as near the everyday prompts
+#   as chatter, so the chat penalty pushed them down with it; a question mark tells them apart. Leave one split
+#   out over seven splits: e5 3.4 % unrelated / 92.3 % right fact (no question weight, threshold at 4 %:
+#   3.8 % / 90.0 %), MiniLM 4.1 % / 61.9 % (4.7 % / 60.5 %), WordLlama 3.8 % / 52.7 % (the same). Weights
+#   0.01-0.15 tried: from 0.06 up the figures stay the same, below it e5 loses questions;
 # - chat_weight: 2.0 for e5, 1.0 for MiniLM and WordLlama (chat penalty over the 5 nearest background texts on
-#   each side). e5, leave one split out at 4 %: weight 1.0 -> 3.9 % unrelated / 88.2 % right fact, 2.0 -> 3.7 % /
-#   90.0 %; MiniLM 2.0 raised its unrelated rate (4.4 % -> 5.1 %), WordLlama 2.0 lost questions (.568 -> .561).
+#   each side). e5, leave one split out at 4 % over six splits: weight 1.0 -> 3.9 % unrelated / 88.2 % right
+#   fact, 2.0 -> 3.7 % / 90.0 %; MiniLM 2.0 raised its unrelated rate, WordLlama 2.0 lost questions.
 #   Tried and not taken (e5, leave one split out): 1 / 3 / 10 neighbours at weights 0.5-2.0 (at best 4.4 % /
 #   90.4 %); a topic check (the score also loses how much closer the prompt is to its nearest everyday background
-#   prompts than to the fact: at best 4.2 % / 90.4 %, within a question of no check); a threshold at 3 %
-#   (3.5 % / 87.1 %: the right-fact rate drops faster than the unrelated rate); a logistic gate on the top
-#   scores, the chat penalty's two sides and the nearest background texts (4.2 % / 90.8 %: no gain);
+#   prompts than to the fact: at best 4.2 % / 90.4 %); a penalty counted only above a margin (seven splits: at
+#   best 3.8 % / 90.8 %); a logistic gate on the chat penalty's two sides, the nearest background texts, the
+#   gap between the top facts or the prompt's length (seven splits: at best 3.6 % / 89.7 % or 4.1 % / 91.1 %);
 # - keyword_weight: 0.025 for every model, the smallest non-zero weight tried: a larger one gains at most one
 #   question and lets a stray shared word outrank the fact that answers (e5 at 0.05: "which
 #   indentation do I use" -> "I use Neovim for everything." above "I prefer tabs over spaces.");
