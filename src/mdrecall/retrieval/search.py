@@ -9,6 +9,7 @@ or the provider.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -560,20 +561,32 @@ def names_missing(store: IndexStore, query: str, terms: Sequence[str], forms: bo
     return len(store.terms_present(matches)) < len(set(matches))
 
 
-def query_today(store: IndexStore, sources: Sequence[str], now_s: float, query: str) -> date:
+IndexedFiles = Callable[[], list[tuple[str, str, int]]]  # (source, path, mtime ms) of every indexed file
+
+
+def indexed_files(store: IndexStore, sources: Sequence[str]) -> IndexedFiles:
+    """The files of these sources as one search needs them: listed on the first call only (a search that says no
+    time never lists them), then shared by `query_today` and `logs_of_that_time`."""
+
+    @functools.cache
+    def files() -> list[tuple[str, str, int]]:
+        return [(source, path, row.mtime) for source in sources for path, row in store.get_files(source).items()]
+
+    return files
+
+
+def query_today(files: IndexedFiles, now_s: float, query: str) -> date:
     """The day the query's relative times are read against: today, or the newest daily log's day when the
     workspace is an archive (`dates.anchor_day`). The files are only listed when the query says such a time."""
     today = datetime.fromtimestamp(now_s, timezone.utc).date()
     if not relative_spans(query):
         return today
-    days = [file_date(path) for source in sources for path in store.get_files(source)]
+    days = [file_date(path) for _, path, _ in files()]
     newest = max((d for d in days if d is not None and d <= today), default=None)
     return anchor_day(today, newest)
 
 
-def logs_of_that_time(
-    store: IndexStore, sources: Sequence[str], query: str, ranges: list[tuple[date, date]]
-) -> dict[str, date] | None:
+def logs_of_that_time(files: IndexedFiles, query: str, ranges: list[tuple[date, date]]) -> dict[str, date] | None:
     """The files written in the time a query asks only about ("what happened yesterday", "what did we decide
     in March": `dates.names_only_a_time`), by path: daily logs by the date in their name, session transcripts
     by their mtime. None for any other query. Only these can answer such a question: any other note could
@@ -581,13 +594,12 @@ def logs_of_that_time(
     if not ranges or not names_only_a_time(expand_query_terms(query)):
         return None
     found: dict[str, date] = {}
-    for source in sources:
-        for path, row in store.get_files(source).items():
-            day = file_date(path)
-            if day is None and source == "sessions":
-                day = datetime.fromtimestamp(row.mtime / 1000, timezone.utc).date()
-            if day is not None and in_ranges(day, ranges):
-                found[path] = day
+    for source, path, mtime in files():
+        day = file_date(path)
+        if day is None and source == "sessions":
+            day = datetime.fromtimestamp(mtime / 1000, timezone.utc).date()
+        if day is not None and in_ranges(day, ranges):
+            found[path] = day
     return found
 
 
@@ -781,9 +793,10 @@ def run_search(
         return SearchResponse([], provider_name, model, label, notice="empty query")
 
     now_s = to_epoch(now)
-    today = query_today(store, sources, now_s, cleaned)
+    files = indexed_files(store, sources)
+    today = query_today(files, now_s, cleaned)
     ranges = date_ranges(cleaned, today)
-    then = logs_of_that_time(store, sources, cleaned, ranges)
+    then = logs_of_that_time(files, cleaned, ranges)
     if then is not None and not then:
         past = [(start, end) for start, end in ranges if start <= today] or ranges
         return SearchResponse([], provider_name, model, label, notice=f"nothing in memory from {describe_ranges(past)}")
