@@ -184,3 +184,96 @@ def test_threshold_selection_keeps_the_chunks_with_the_best_approximate_window(
         kth = np.sort(scores)[::-1][wide - 1]
         assert len(set(got.tolist())) == wide
         assert np.all(scores[got] >= kth)  # the wide best (any of a tie at the boundary)
+
+
+# -- the exact pruned pass (PRUNED_MIN_WINDOWS .. QUANTIZED_MIN_WINDOWS windows) --------------------------------
+
+
+def full_top(matrix: VectorMatrix, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The top k by the full float32 product over every window: the path below the pruned pass."""
+    return matrix._best(np.arange(len(matrix)), matrix.chunk_scores(query), k)
+
+
+def clustered(rng: np.random.Generator, rows: int, dims: int, skew: bool = False) -> np.ndarray:
+    """Unit vectors around 40 centres (a few dimensions much larger than the rest when `skew`, as e5's are)."""
+    centres = rng.standard_normal((40, dims)).astype(np.float32)
+    vectors = centres[rng.integers(0, 40, rows)] + 0.8 * rng.standard_normal((rows, dims)).astype(np.float32)
+    if skew:
+        vectors[:, :3] *= 6.0
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize(("rows", "per_chunk", "skew"), [(6007, 1, False), (6003, 3, True), (4099, 1, True)])
+def test_the_pruned_pass_gives_the_full_products_top_k_to_the_bit(
+    monkeypatch: pytest.MonkeyPatch, rows: int, per_chunk: int, skew: bool
+) -> None:
+    monkeypatch.setattr(vector_index, "PRUNED_MIN_WINDOWS", 1000)
+    monkeypatch.setattr(vector_index, "SPLIT_MIN_WINDOWS", 2048)  # the scan in two halves, as at 50k
+    monkeypatch.setattr(vector_index, "SPLIT_ALIGN", 1024)
+    rng = np.random.default_rng(rows)
+    vectors = clustered(rng, rows - rows % per_chunk, 48, skew)
+    matrix, _ = windowed(vectors, per_chunk)
+    assert matrix.pruned_pass and not matrix.quantized_pass and matrix.prepare().quantized is not None
+    pruned = 0
+    for i in range(12):
+        query = vectors[rng.integers(len(vectors))] + 0.3 * rng.standard_normal(48).astype(np.float32)
+        if i == 0:
+            query = vectors[-1]  # a chunk among the matrix's last rows (scored by a product of their own)
+        chunks = matrix.pruned_candidates(query, 20)
+        pruned += chunks is not None
+        got, want = matrix.top(query, 20), full_top(matrix, query, 20)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])  # rowids, scores: every bit
+    assert pruned >= 10  # the pruned pass answered (not the full product it falls back to)
+
+
+def test_the_int8_error_bound_holds_for_every_window() -> None:
+    rng = np.random.default_rng(5)
+    vectors = clustered(rng, 5000, 64, skew=True)
+    matrix, _ = windowed(vectors, 1)
+    matrix.quantized, matrix.scales = quantize(matrix.matrix)
+    norms = vector_index.quantized_norms(matrix.matrix, matrix.quantized, matrix.scales)
+    for query in [vectors[7], vectors[99] + rng.standard_normal(64).astype(np.float32), -vectors[3]]:
+        q, q8, factor = matrix._int8_query(query)
+        exact = vectors.astype(np.float64) @ (query / np.linalg.norm(query)).astype(np.float64)
+        approximate = (matrix.quantized.astype(np.int64) @ q8.astype(np.int64)) / factor
+        bound = vector_index.int8_error_bound(q, q8, factor, norms)
+        assert np.abs(exact - approximate).max() <= bound - vector_index.BOUND_SLACK
+        assert bound < 0.2  # and it prunes: far below the spread of cosines
+
+
+def test_the_pruned_pass_falls_back_to_the_full_product_and_breaks_ties_by_rowid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vector_index, "PRUNED_MIN_WINDOWS", 1000)
+    rng = np.random.default_rng(9)
+    vectors = clustered(rng, 3000, 32)
+    vectors[1000:1040] = vectors[5]  # 40 chunks tie with chunk 6: the top 10 keeps the lowest rowids
+    matrix, _ = windowed(vectors, 1)
+    got = matrix.top(vectors[5], 10)
+    assert got[0].tolist() == [6, *range(1001, 1010)]
+    assert np.array_equal(got[0], full_top(matrix, vectors[5], 10)[0])
+    calls: list[int] = []
+    original = matrix.chunk_scores
+    monkeypatch.setattr(matrix, "chunk_scores", lambda q: calls.append(1) or original(q))
+    zero = np.zeros(32, dtype=np.float32)  # every chunk scores 0: nothing can be pruned
+    assert matrix.pruned_candidates(zero, 10) is None
+    assert matrix.top(zero, 10)[0].tolist() == list(range(1, 11)) and calls == [1]
+
+
+def test_the_pruned_pass_on_real_e5_vectors_gives_the_full_products_top_k(
+    e5_windows: tuple[np.ndarray, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    windows, queries = e5_windows
+    monkeypatch.setattr(vector_index, "PRUNED_MIN_WINDOWS", 10)
+    monkeypatch.setattr(vector_index, "PRUNED_MAX_SHARE", 1.0)  # 20 chunks: never fall back to the full product
+    matrix, owners = windowed(windows, 3)
+    assert matrix.pruned_pass and matrix.prepare().quantized is not None
+    for query in queries:
+        q, q8, factor = matrix._int8_query(query)
+        exact = windows.astype(np.float64) @ (query / np.linalg.norm(query)).astype(np.float64)
+        approximate = (matrix.quantized.astype(np.int64) @ q8.astype(np.int64)) / factor
+        assert np.abs(exact - approximate).max() <= vector_index.int8_error_bound(q, q8, factor, matrix._norms)
+        assert matrix.pruned_candidates(query, 5) is not None
+        got, want = matrix.top(query, 5), full_top(matrix, query, 5)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        assert got[0].tolist() == brute_force(windows, owners, query, 5)

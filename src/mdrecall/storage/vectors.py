@@ -16,6 +16,11 @@ is exact unless quantisation moved a chunk from the true top k below the rescore
 exact, measured on real e5 windows, is in README "Benchmarks" (bench/bench_vector_recall.py). Smaller
 indexes, an index without simsimd, and `exact=True` (config store.vector.exact) score every window exactly.
 
+Between PRUNED_MIN_WINDOWS and QUANTIZED_MIN_WINDOWS windows the int8 copy only skips work (`pruned_top`): the
+error of an int8 dot product is bounded (`int8_error_bound`), so after the best k chunks by the int8 pass are
+scored exactly, every chunk whose int8 score plus that bound could still reach the k-th exact score is scored
+exactly too, and the others cannot be in the top k. The answer is the full product's, scores to the bit.
+
 A scan over SPLIT_MIN_WINDOWS windows or more uses both cores: in two halves on this thread and a helper
 thread (vector-only search), or whole on the helper while the caller runs the keyword side (hybrid search,
 `start_top`). Both products release the GIL; the scores are the same to the bit as one scan's.
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import os
 import threading
 from collections.abc import Iterable
@@ -49,6 +55,18 @@ QUANT_BLOCK = 65536  # rows quantised at a time (bounds the float temporaries at
 # aims at keeping SAMPLED_WINDOWS_PER_CANDIDATE windows per chunk wanted
 SAMPLE_WINDOWS = 16384
 SAMPLED_WINDOWS_PER_CANDIDATE = 16
+# The exact pruned pass (`pruned_top`) runs from this many windows on (below QUANTIZED_MIN_WINDOWS): at 50k
+# windows the int8 scan took 0.9 ms against 2.2-2.7 ms for the float32 product (both split on two threads), and
+# ~200 synthetic (3 % of real e5) chunks were left to score exactly (bench/bench_search_call.py).
+PRUNED_MIN_WINDOWS = 32_768
+# More chunks than this share left to score exactly after the int8 pass: the full product is cheaper.
+PRUNED_MAX_SHARE = 0.125
+# Added to the int8 error bound: the float32 rounding of an exact score (< 384 x 2^-24 for unit vectors) and
+# of the bound's own terms
+BOUND_SLACK = 1e-4
+# Rows are scored in products of a multiple of this many rows (but for the matrix's last ones), so that a row
+# scored again among a few others gets the same bits (`VectorMatrix.window_scores`)
+EXACT_ALIGN = 16
 # From this many windows on, a query's scan over every window (the exact product or the int8 pass) runs in
 # two halves on two threads (this one and a helper thread), each product on one BLAS thread: at 50k vectors
 # the exact product took 2.3 ms on one thread and 1.4 ms split, as numpy's own two BLAS threads do, without
@@ -146,6 +164,8 @@ class VectorMatrix:
     quantized: np.ndarray | None = field(default=None, repr=False)
     scales: np.ndarray | None = field(default=None, repr=False)
     _owners: np.ndarray | None = field(default=None, repr=False)  # chunk index of each window (int8 pass)
+    # the largest L2 norm over rows of the int8 copy and of its rounding error (pruned pass), built by `prepare`
+    _norms: tuple[float, float] | None = field(default=None, repr=False)
 
     @property
     def dims(self) -> int:
@@ -192,12 +212,20 @@ class VectorMatrix:
         """Whether `top` scores the int8 copy first (large index, simsimd installed, exact not forced)."""
         return not self.exact and int(self.matrix.shape[0]) >= QUANTIZED_MIN_WINDOWS and _simsimd() is not None
 
+    @property
+    def pruned_pass(self) -> bool:
+        """Whether `top` lets the int8 copy skip chunks that cannot be in the top k (`pruned_top`): exact."""
+        windows = int(self.matrix.shape[0])
+        return not self.exact and PRUNED_MIN_WINDOWS <= windows < QUANTIZED_MIN_WINDOWS and _simsimd() is not None
+
     def prepare(self) -> VectorMatrix:
-        """Build the int8 copy when the quantised pass will be used (at load, so no query pays for it)."""
-        if self.quantized_pass and self.quantized is None:
+        """Build the int8 copy when the quantised or the pruned pass will use it (at load, so no query pays)."""
+        if (self.quantized_pass or self.pruned_pass) and self.quantized is None:
             self.quantized, self.scales = quantize(self.matrix)
-            if self.starts is not None:
+            if self.starts is not None and self.quantized_pass:
                 self._window_chunk()
+        if self.pruned_pass and self._norms is None:
+            self._norms = quantized_norms(self.matrix, self.quantized, self.scales)
         return self
 
     def chunk_scores(self, query: np.ndarray) -> np.ndarray:
@@ -208,8 +236,12 @@ class VectorMatrix:
         def score(start: int, end: int, out: np.ndarray) -> None:
             np.matmul(matrix[start:end], q, out=out)
 
+        body = _body(len(matrix))
+        sims = np.empty(len(matrix), dtype=np.float32)
         with one_blas_thread():
-            sims = scan(len(matrix), score, np.empty(len(matrix), dtype=np.float32))
+            scan(body, score, sims[:body])
+            if body < len(matrix):  # the last rows, by a product of their own (`window_scores`)
+                score(body, len(matrix), sims[body:])
         if self.starts is None:
             return sims
         return np.maximum.reduceat(sims, self.starts)
@@ -224,13 +256,23 @@ class VectorMatrix:
         end = int(self.starts[at + 1]) if at + 1 < len(self.starts) else int(self.matrix.shape[0])
         return self.matrix[int(self.starts[at]) : end]
 
+    def _int8_query(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """(q / scales, its int8 copy, the factor between them): q . w ~ (q / scales) . quantized, and the
+        int8 dot product is ~factor x that."""
+        self.prepare()
+        assert self.scales is not None
+        q = _unit(query) / self.scales
+        peak = float(np.abs(q).max()) or 1.0
+        factor = 127.0 / peak
+        return q, np.clip(np.rint(q * factor), -127, 127).astype(np.int8), factor
+
     def window_approximations(self, query: np.ndarray) -> np.ndarray:
         """Every window's int8 dot product with the query (a monotone stand-in for the cosine)."""
-        self.prepare()
-        assert self.quantized is not None and self.scales is not None
-        q = _unit(query) / self.scales  # q . w ~ (q / scales) . quantized
-        peak = float(np.abs(q).max()) or 1.0
-        q8 = np.clip(np.rint(q * (127.0 / peak)), -127, 127).astype(np.int8)[None, :]
+        q8 = self._int8_query(query)[1][None, :]
+        return self._int8_scan(q8)
+
+    def _int8_scan(self, q8: np.ndarray) -> np.ndarray:
+        assert self.quantized is not None
         quantized, simsimd = self.quantized, _simsimd()
 
         def score(start: int, end: int, out: np.ndarray) -> None:
@@ -280,7 +322,7 @@ class VectorMatrix:
         """Exact best-window cosine of the given chunks (indexes into chunk_rowids), in that order."""
         q = _unit(query)
         if self.starts is None:
-            return self.matrix[chunks] @ q
+            return self.window_scores(q, chunks)
         ends = np.empty_like(self.starts)
         ends[:-1] = self.starts[1:]
         ends[-1] = self.matrix.shape[0]
@@ -288,9 +330,25 @@ class VectorMatrix:
         offsets = np.zeros(len(chunks), dtype=np.int64)
         np.cumsum(lengths[:-1], out=offsets[1:])
         rows = np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(first - offsets, lengths)
+        return np.maximum.reduceat(self.window_scores(q, rows), offsets)
+
+    def window_scores(self, q: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The cosines of these windows (indexes into the matrix) with the unit query `q`, to the bit those of
+        `chunk_scores`. BLAS scores rows in groups (of 4 here) and the rows left over at the end of a product
+        take another code path, whose sums may differ in the last bit. So `chunk_scores` scores the matrix's
+        last len % EXACT_ALIGN rows by a product of their own; here the other rows are scored by a product
+        padded to whole groups, and those last rows by that same product of their own."""
+        body = _body(int(self.matrix.shape[0]))
+        out = np.empty(len(rows), dtype=np.float32)
+        inside = rows < body
+        picked = rows[inside] if not inside.all() else rows
         with one_blas_thread():
-            sims = self.matrix[rows] @ q
-        return np.maximum.reduceat(sims, offsets)
+            if len(picked):
+                padded = np.concatenate((picked, np.repeat(picked[-1:], -len(picked) % EXACT_ALIGN)))
+                out[inside] = (self.matrix[padded] @ q)[: len(picked)]
+            if len(picked) < len(rows):
+                out[~inside] = (self.matrix[body:] @ q)[rows[~inside] - body]
+        return out
 
     def top(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The k best chunks as (chunk rowids, scores), best first."""
@@ -300,7 +358,26 @@ class VectorMatrix:
         if self.quantized_pass and wide < len(self):
             chunks = self.approximate_top(query, wide)
             return self._best(chunks, self.candidate_scores(query, chunks), k)
+        if self.pruned_pass and k < len(self):
+            chunks = self.pruned_candidates(query, k)
+            if chunks is not None:
+                return self._best(chunks, self.candidate_scores(query, chunks), k)
         return self._best(np.arange(len(self)), self.chunk_scores(query), k)
+
+    def pruned_candidates(self, query: np.ndarray, k: int) -> np.ndarray | None:
+        """The chunks (indexes, ascending) that may be among the k best by their exact score, found by the int8
+        pass: every chunk whose int8 score plus its error bound reaches the k-th best exact score of the int8
+        pass's best k. None when more than PRUNED_MAX_SHARE of the chunks are left (the full product is then
+        cheaper). A chunk left out scores below k chunks that were kept, so the top k is the full product's."""
+        q, q8, factor = self._int8_query(query)
+        sims = self._int8_scan(q8[None, :])  # exact integers: |dot| <= 384 x 127^2 < 2^24
+        if self.starts is not None:
+            sims = np.maximum.reduceat(sims, self.starts)
+        first = np.argpartition(-sims, k - 1)[:k]
+        kth = float(self.candidate_scores(query, first).min())
+        bound = int8_error_bound(q, q8, factor, self._norms)
+        chunks = np.flatnonzero(sims >= (kth - bound) * factor)
+        return chunks if len(chunks) <= PRUNED_MAX_SHARE * len(self) else None
 
     def start_top(self, query: np.ndarray, k: int) -> Any:
         """`top` begun now: on the helper thread when the scan is long (and there are two cores), whole, so the
@@ -311,11 +388,26 @@ class VectorMatrix:
         return _helper().submit(_beside, self.top, query, k).result
 
     def _best(self, chunks: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The k best of these chunks by score (ties by rowid), best first."""
-        part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        """The k best of these chunks by score (ties by rowid: a tie at the k-th score keeps the lowest rowids,
+        whichever chunks were scored), best first."""
+        part = np.arange(len(scores))
+        if k < len(scores):
+            order = np.argpartition(-scores, k - 1)
+            kth = scores[order[k - 1]]
+            part = order[:k]
+            tied = np.flatnonzero(scores == kth)
+            if len(tied) > 1:
+                above = part[scores[part] > kth]
+                tied = tied[np.argsort(self.chunk_rowids[chunks[tied]], kind="stable")]
+                part = np.concatenate((above, tied[: k - len(above)]))
         rowids = self.chunk_rowids[chunks[part]]
         order = np.lexsort((rowids, -scores[part]))
         return rowids[order], scores[part][order]
+
+
+def _body(rows: int) -> int:
+    """The rows of a matrix of `rows` rows scored in whole groups (`VectorMatrix.window_scores`)."""
+    return rows - rows % EXACT_ALIGN
 
 
 def rescore_count(k: int) -> int:
@@ -332,6 +424,33 @@ def quantize(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         block = matrix[start : start + QUANT_BLOCK] * scales
         out[start : start + len(block)] = np.clip(np.rint(block), -127, 127)
     return out, scales
+
+
+def quantized_norms(matrix: np.ndarray, quantized: np.ndarray, scales: np.ndarray) -> tuple[float, float]:
+    """(largest L2 norm of a row of the int8 copy, largest L2 norm of a row's rounding error matrix x scales -
+    quantized): what `int8_error_bound` needs of the matrix."""
+    peak_q, peak_err = 0.0, 0.0
+    for start in range(0, len(matrix), QUANT_BLOCK):
+        exact = matrix[start : start + QUANT_BLOCK].astype(np.float64) * scales
+        held = quantized[start : start + len(exact)].astype(np.float64)
+        peak_q = max(peak_q, float(np.sqrt((held * held).sum(axis=1)).max(initial=0.0)))
+        peak_err = max(peak_err, float(np.sqrt(((exact - held) ** 2).sum(axis=1)).max(initial=0.0)))
+    return peak_q, peak_err
+
+
+def int8_error_bound(q: np.ndarray, q8: np.ndarray, factor: float, norms: tuple[float, float] | None) -> float:
+    """How far a window's cosine q . w can be from its int8 score (the int8 dot product / factor).
+
+    With u = w x scales (so q . w = (q / scales) . u) and the int8 copies u8 ~ u and q8 ~ factor x (q / scales):
+    q . w - q8 . u8 / factor = (q / scales) . (u - u8) + (q / scales - q8 / factor) . u8, each term at most
+    the product of the two L2 norms (Cauchy-Schwarz), whatever the window. `norms`: `quantized_norms`."""
+    if norms is None:
+        return math.inf
+    peak_q, peak_err = norms
+    scaled = q.astype(np.float64)
+    residual = scaled - q8.astype(np.float64) / factor
+    bound = float(np.linalg.norm(scaled)) * peak_err + float(np.linalg.norm(residual)) * peak_q
+    return bound * 1.001 + BOUND_SLACK
 
 
 @cache
