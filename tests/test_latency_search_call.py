@@ -214,3 +214,109 @@ def test_hybrid_search_with_the_scan_beside_the_keyword_side_answers_the_same(
     assert answers() == plain and any(plain)
     assert len(beside) == len(asks)  # every hybrid search scanned on the helper thread
     store.close()
+
+
+CALIBRATED = "multilingual-e5-small"  # the model name its calibration is for (vectors here are 8-d stand-ins)
+TOPICS = ["billing", "invoice", "garden", "tomato", "deploy", "gateway", "kitten", "budget", "Caroline", "Vienna"]
+
+
+def _overlapping_rows(rng: np.random.Generator) -> list[ChunkRow]:
+    """30 files of 12 lines, each cut in chunks of 4 lines overlapping by one (as chunking does), one vector per
+    chunk: neighbouring chunks of a file are merged into one result."""
+    rows = []
+    for f in range(30):
+        lines = [" ".join(rng.choice(TOPICS, 2)) + f" note{f}k{i} line {i} of {f}" for i in range(12)]
+        for start in (0, 3, 6, 9):
+            end = min(start + 4, 12)
+            text = "\n".join(lines[start:end])
+            vector = np.r_[rng.standard_normal(6), 0.0, 0.0][None, :]  # the last two dimensions: off-topic
+            name, path = f"{f}-{start}", f"memory/f{f}.md"
+            rows.append(ChunkRow(name, path, "memory", start + 1, end, f"h{name}", CALIBRATED, text, vector))
+    return rows
+
+
+def test_calibrating_only_the_shown_hits_answers_as_calibrating_every_candidate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Results, scores, snippets and notices equal those of the full computation (every candidate calibrated),
+    for answered and abstained questions, with overlapping results merged or not, MMR, a minScore, both modes."""
+    from mdrecall.config.settings import parse_config
+    from mdrecall.retrieval import search
+
+    rng = np.random.default_rng(6)
+    store = Store(tmp_path / "i.sqlite")
+    store.ensure_vector_table(8)
+    rows = _overlapping_rows(rng)
+    with store.transaction():
+        store.insert_chunks(rows)
+    null = np.zeros(8, dtype=np.float32)
+
+    class Provider:
+        id, model, dims, provider_key, max_seq_length, recommended_centering = "local", CALIBRATED, 8, "k", 512, 0.0
+
+        def __init__(self, vector: np.ndarray) -> None:
+            self.vector = vector
+
+        def embed_query(self, text: str) -> np.ndarray:
+            return self.vector
+
+        def embed_batch(self, texts: list[str]) -> np.ndarray:
+            return np.stack([null for _ in texts])
+
+    asks = []
+    for i in range(24):
+        row = rows[int(rng.integers(len(rows)))]
+        words = " ".join(w for w in row.text.split() if w.startswith("note"))
+        away = np.r_[rng.standard_normal(6) * (i % 8) / 8, rng.standard_normal(2)]  # near a chunk .. far from all
+        if i % 3 == 0:  # a question about a chunk, asked near it
+            asks.append((f"what about {words}", row.embedding[0] + 0.2 * rng.standard_normal(8)))
+        elif i % 3 == 1:  # its words, asked away from it: its chance may come after worse ones
+            asks.append((f"what about {words}", away))
+        else:
+            asks.append(("how do I knit a scarf", away))
+    configs = [
+        {},
+        {"mergeOverlapping": False},
+        {"mmr": {"enabled": True}},
+        {"minScore": 0.05},
+        {"abstainBelow": 0.0},
+        {"relativeFloor": 0.0},
+    ]
+    calibrated: list[int] = []
+    real = search.calibrate_hits
+    monkeypatch.setattr(search, "calibrate_hits", lambda *a: calibrated.append(len(a[2])) or real(*a))
+
+    def answers() -> list:
+        out = []
+        for query_cfg in configs:
+            cfg = parse_config({"query": query_cfg}).query
+            for mode in ("vector", "hybrid"):
+                for limit in (1, 3, 10):
+                    for text, vector in asks:
+                        provider = Provider(np.asarray(vector, dtype=np.float32))
+                        r = search.run_search(store, provider, CALIBRATED, cfg, text, ["memory"], limit, mode=mode)  # type: ignore[arg-type]
+                        found = [
+                            (x.path, x.start_line, x.end_line, x.score, x.snippet, x.fused_score) for x in r.results
+                        ]
+                        out.append((found, r.notice, r.relaxed, r.scoring))
+                        calls.append(len(calibrated))
+        return out
+
+    calls: list[int] = []
+
+    shown = answers()
+    lazy_calibrated = sum(calibrated)
+    calibrated.clear()
+    lazy_calls = list(calls)
+    monkeypatch.setattr(search, "shown_count", lambda *a: None)  # every candidate calibrated, as before
+    full = answers()
+    assert shown == full
+    twice = [b - a == 2 for a, b in zip([0, *lazy_calls], lazy_calls, strict=False)]  # the shown hits reached no floor
+    assert any(t and found for t, (found, *_) in zip(twice, shown, strict=True))  # ... but a later one did
+    assert lazy_calibrated < 0.7 * sum(calibrated)  # the shown hits alone were scored, most of the time
+    assert {s for _, _, _, s in full} == {"calibrated"}
+    assert sum(1 for found, *_ in full if not found) > 50  # abstained: nothing in memory matches
+    assert all("nothing in memory matches" in str(notice) for found, notice, *_ in full if not found)
+    assert sum(1 for found, *_ in full if len(found) > 1) > 50
+    assert any(b - a > 3 for found, *_ in full for _, a, b, *_ in found)  # merged overlapping chunks
+    store.close()

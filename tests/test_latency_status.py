@@ -1,4 +1,5 @@
-"""`status` names the vector engine that answers: exact float32, or the int8 first pass of a large index."""
+"""`status` names the vector engine that answers: exact float32 (with or without the int8 pass that skips chunks),
+or the int8 first pass of a large index."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ def test_status_says_when_the_int8_first_pass_answers(tmp_path: Path, make_index
     index.sync()
     assert index.status()["vector"]["mode"] == "numpy (exact, float32 matrix)"
     windows = index.store.vector_row_count()
+    monkeypatch.setattr(vector_index, "PRUNED_MIN_WINDOWS", windows)  # the exact pruned pass
+    assert index.status()["vector"]["mode"] == (
+        f"numpy (exact, float32 matrix; an int8 pass over {windows} windows skips chunks that cannot rank)"
+    )
     monkeypatch.setattr(vector_index, "QUANTIZED_MIN_WINDOWS", windows)  # this tiny index counts as large
     assert index.status()["vector"]["mode"].startswith(f"numpy (int8 first pass over {windows} windows")
     exact = make_index(ws, HashingProvider(), {"store": {"vector": {"exact": True}}}, db_path=tmp_path / "x.sqlite")

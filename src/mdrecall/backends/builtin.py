@@ -726,11 +726,15 @@ class MemoryIndex:
             return "sqlite-vec (vec0 KNN)"
         if self.config.store.vector.engine == "sqlite-vec":
             return "numpy fallback (sqlite-vec unavailable)"
-        from mdrecall.storage.vectors import QUANTIZED_MIN_WINDOWS, simsimd_available
+        from mdrecall.storage.vectors import PRUNED_MIN_WINDOWS, QUANTIZED_MIN_WINDOWS, simsimd_available
 
         windows = self.store.vector_row_count()
-        if not self.config.store.vector.exact and windows >= QUANTIZED_MIN_WINDOWS and simsimd_available():
-            return f"numpy (int8 first pass over {windows} windows, exact float32 rescoring)"
+        if not self.config.store.vector.exact and simsimd_available():
+            if windows >= QUANTIZED_MIN_WINDOWS:
+                return f"numpy (int8 first pass over {windows} windows, exact float32 rescoring)"
+            if windows >= PRUNED_MIN_WINDOWS:
+                skips = f"an int8 pass over {windows} windows skips chunks that cannot rank"
+                return f"numpy (exact, float32 matrix; {skips})"
         return "numpy (exact, float32 matrix)"
 
     def _probe(self) -> dict[str, Any]:

@@ -430,8 +430,8 @@ def quantized_norms(matrix: np.ndarray, quantized: np.ndarray, scales: np.ndarra
     """(largest L2 norm of a row of the int8 copy, largest L2 norm of a row's rounding error matrix x scales -
     quantized): what `int8_error_bound` needs of the matrix."""
     peak_q, peak_err = 0.0, 0.0
-    for start in range(0, len(matrix), QUANT_BLOCK):
-        exact = matrix[start : start + QUANT_BLOCK].astype(np.float64) * scales
+    for start in range(0, len(matrix), LOAD_BLOCK):  # float64 temporaries of ~25 MB at most
+        exact = matrix[start : start + LOAD_BLOCK].astype(np.float64) * scales
         held = quantized[start : start + len(exact)].astype(np.float64)
         peak_q = max(peak_q, float(np.sqrt((held * held).sum(axis=1)).max(initial=0.0)))
         peak_err = max(peak_err, float(np.sqrt(((exact - held) ** 2).sum(axis=1)).max(initial=0.0)))
