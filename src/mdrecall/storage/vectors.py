@@ -428,13 +428,14 @@ def quantize(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def quantized_norms(matrix: np.ndarray, quantized: np.ndarray, scales: np.ndarray) -> tuple[float, float]:
     """(largest L2 norm of a row of the int8 copy, largest L2 norm of a row's rounding error matrix x scales -
-    quantized): what `int8_error_bound` needs of the matrix."""
+    quantized): what `int8_error_bound` needs of the matrix. In float32: its relative error (< 1e-4 over 384
+    dimensions) is far inside the bound's margin."""
     peak_q, peak_err = 0.0, 0.0
-    for start in range(0, len(matrix), LOAD_BLOCK):  # float64 temporaries of ~25 MB at most
-        exact = matrix[start : start + LOAD_BLOCK].astype(np.float64) * scales
-        held = quantized[start : start + len(exact)].astype(np.float64)
-        peak_q = max(peak_q, float(np.sqrt((held * held).sum(axis=1)).max(initial=0.0)))
-        peak_err = max(peak_err, float(np.sqrt(((exact - held) ** 2).sum(axis=1)).max(initial=0.0)))
+    for start in range(0, len(matrix), LOAD_BLOCK):  # temporaries of ~12 MB at most
+        held = quantized[start : start + LOAD_BLOCK].astype(np.float32)
+        error = matrix[start : start + len(held)] * scales - held
+        peak_q = max(peak_q, float(np.sqrt(np.einsum("ij,ij->i", held, held).max(initial=0.0))))
+        peak_err = max(peak_err, float(np.sqrt(np.einsum("ij,ij->i", error, error).max(initial=0.0))))
     return peak_q, peak_err
 
 
@@ -450,7 +451,7 @@ def int8_error_bound(q: np.ndarray, q8: np.ndarray, factor: float, norms: tuple[
     scaled = q.astype(np.float64)
     residual = scaled - q8.astype(np.float64) / factor
     bound = float(np.linalg.norm(scaled)) * peak_err + float(np.linalg.norm(residual)) * peak_q
-    return bound * 1.001 + BOUND_SLACK
+    return bound * 1.001 + BOUND_SLACK  # 0.1 %: the float32 rounding of the norms
 
 
 @cache
