@@ -61,8 +61,7 @@ SAMPLED_WINDOWS_PER_CANDIDATE = 16
 PRUNED_MIN_WINDOWS = 32_768
 # More chunks than this share left to score exactly after the int8 pass: the full product is cheaper.
 PRUNED_MAX_SHARE = 0.125
-# Added to the int8 error bound: the float32 rounding of an exact score (< 384 x 2^-24 for unit vectors) and
-# of the bound's own terms
+# Added to the int8 error bound (`int8_error_bound`, with the float32 roundings it counts)
 BOUND_SLACK = 1e-4
 # Rows are scored in products of a multiple of this many rows (but for the matrix's last ones), so that a row
 # scored again among a few others gets the same bits (`VectorMatrix.window_scores`)
@@ -370,7 +369,7 @@ class VectorMatrix:
         pass's best k. None when more than PRUNED_MAX_SHARE of the chunks are left (the full product is then
         cheaper). A chunk left out scores below k chunks that were kept, so the top k is the full product's."""
         q, q8, factor = self._int8_query(query)
-        sims = self._int8_scan(q8[None, :])  # exact integers: |dot| <= 384 x 127^2 < 2^24
+        sims = self._int8_scan(q8[None, :])  # integers (exact below 2^24: up to 1040 dimensions)
         if self.starts is not None:
             sims = np.maximum.reduceat(sims, self.starts)
         first = np.argpartition(-sims, k - 1)[:k]
@@ -451,7 +450,11 @@ def int8_error_bound(q: np.ndarray, q8: np.ndarray, factor: float, norms: tuple[
     scaled = q.astype(np.float64)
     residual = scaled - q8.astype(np.float64) / factor
     bound = float(np.linalg.norm(scaled)) * peak_err + float(np.linalg.norm(residual)) * peak_q
-    return bound * 1.001 + BOUND_SLACK  # 0.1 %: the float32 rounding of the norms
+    # float32 roundings: an exact score's sum (< dims x 2^-24 for unit vectors, counted twice), the int8 dot
+    # product's conversion to float32 (< 2^-24 of its largest value), the norms (the 0.1 %)
+    dims = len(q)
+    rounding = 2 * dims * 2.0**-24 + float(np.linalg.norm(q8.astype(np.float64))) * peak_q * 2.0**-24 / factor
+    return bound * 1.001 + rounding + BOUND_SLACK
 
 
 @cache
