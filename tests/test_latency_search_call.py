@@ -320,3 +320,21 @@ def test_calibrating_only_the_shown_hits_answers_as_calibrating_every_candidate(
     assert sum(1 for found, *_ in full if len(found) > 1) > 50
     assert any(b - a > 3 for found, *_ in full for _, a, b, *_ in found)  # merged overlapping chunks
     store.close()
+
+
+def test_searched_rows_unpack_a_compressed_text_only_when_it_is_read(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    store = Store(tmp_path / "i.sqlite", compress_text=True)
+    store.ensure_vector_table(8)
+    texts = {f"c{i}": f"billing garden {i}\n" + "a long line of notes about the garden " * 12 for i in range(40)}
+    texts["short"] = "billing"  # under the size worth compressing: stored as TEXT
+    with store.transaction():
+        store.insert_chunks(_window_rows(rng, texts))
+    assert store.conn.execute("SELECT count(*) FROM chunks WHERE typeof(text) = 'blob'").fetchone()[0] == 40
+    rows = store.vector_search(rng.standard_normal(8).astype(np.float32), "m", ["memory"], 41)
+    rows += store.keyword_search('"billing"', "m", ["memory"], 41)
+    assert len(rows) == 82
+    assert all(isinstance(r.__dict__["_stored"], bytes) for r in rows if r.id != "short")  # nothing unpacked yet
+    assert all(r.text == texts[r.id] for r in rows)  # as written, once read
+    assert all(isinstance(r.__dict__["_stored"], str) for r in rows)  # unpacked once, kept
+    store.close()
