@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mdrecall.config.settings import MemoryConfig
-from mdrecall.embeddings.base import CoreProvider, EmbeddingProvider, as_provider
+from mdrecall.embeddings.base import EmbeddingProvider, as_provider
 from mdrecall.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class ProviderResult:
     seen through `as_provider` from here on, so the rest of mdrecall reads every optional member directly.
     """
 
-    provider: EmbeddingProvider | CoreProvider | None
+    provider: EmbeddingProvider | None  # a bare CoreProvider is accepted too: __post_init__ adapts it
     requested: str
     fallback_from: str | None = None
     fallback_reason: str | None = None
