@@ -263,6 +263,8 @@ _NOT_A_PHONE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-.
 def has_phone(text: str) -> bool:
     """A phone number in the text (7+ digits in groups), not a date or a version that looks like one."""
     return any(not _NOT_A_PHONE.fullmatch(m.group().strip()) for m in PHONE.finditer(text))
+
+
 CONTACT = _rx(
     rf"{B}(my|his|her|their|[A-Z][a-z]+'s)\s+(e-?mail|phone|number|cell|mobile|address|handle|slack|telegram|whatsapp)",
     rf"{B}(reach|contact|call|text|email|ping)\s+(me|him|her|them|[A-Z][a-z]+)\s+(at|on|via){E}",
