@@ -25,7 +25,7 @@ import os
 import re
 from datetime import date, timedelta
 
-from mdrecall.text.dates_languages import FIXED_KINDS, LANGUAGES, RELATIVE_KINDS, Language, fold
+from mdrecall.text.dates_languages import FIXED_KINDS, LANGUAGES, RELATIVE_KINDS, Language, fold, reads_as
 from mdrecall.text.fts_query import strip_korean_particle
 from mdrecall.text.keywords import split_on_stopwords
 from mdrecall.text.stopwords import CHINESE_CHARS, CHINESE_WORDS, _words
@@ -33,7 +33,7 @@ from mdrecall.text.stopwords import ENGLISH as ENGLISH_STOPWORDS
 from mdrecall.text.stopwords import JAPANESE as JAPANESE_STOPWORDS
 from mdrecall.text.stopwords import KOREAN as KOREAN_STOPWORDS
 from mdrecall.text.stopwords import LATIN as LATIN_STOPWORDS
-from mdrecall.text.tokens import char_class
+from mdrecall.text.tokens import char_class, has_cjk
 
 DateRange = tuple[date, date]  # inclusive
 
@@ -256,10 +256,18 @@ def _other_languages(query: str) -> tuple[_Said, ...]:
     taken = [span for span, _ in _absolute_matches(query, _ANY_DAY)]
     taken += [span for span, _ in _relative_matches(query, _ANY_DAY)]
     folded = fold(query)
+    words = set(re.findall(r"\w+", folded))
     found: list[_Said] = []
+    cjk = has_cjk(folded)
     for language in LANGUAGES:
+        if not (language.spaced or cjk):
+            continue
         for rule in language.rules:
+            if rule.words and rule.words.isdisjoint(words):
+                continue
             for m in rule.pattern.finditer(folded):
+                if m[0] in language.ambiguous and not reads_as(re.findall(r"\w+", folded), language.code):
+                    continue  # French "hier" alone, in a query that does not read as French
                 groups = tuple(sorted((k, v) for k, v in m.groupdict().items() if v is not None))
                 found.append((m.span(), language.code, rule.kind, groups))
     found.sort(key=lambda said: (said[0][0] - said[0][1], said[0][0]))

@@ -29,7 +29,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from mdrecall.text.stopwords import _words
+from mdrecall.text.stopwords import BY_LANGUAGE, _words
 
 FIXED_KINDS = frozenset(
     {
@@ -66,6 +66,7 @@ _CJK_NUMBER = r"[二三]?十[一二三四五六七八九]?|[一二两三四五�
 class Rule:
     pattern: re.Pattern[str]
     kind: str
+    words: frozenset[str]  # a Latin-script match holds one of these words (none: any query is tried)
 
 
 @dataclass(frozen=True)
@@ -81,15 +82,28 @@ class Language:
     patterns: tuple[tuple[str, str], ...] = ()  # (pattern, kind)
     words: frozenset[str] = frozenset()  # other words that say when or "an event" (names_only_a_time)
     event_forms: str = ""  # a regex a whole word matches when it only says "an event" (Korean verb forms)
+    # matches that are common words in another language (French "hier" is German "here"): such a time counts
+    # only when the query reads as this language (`reads_as`); "avant-hier", "hier soir" always count
+    ambiguous: frozenset[str] = frozenset()
 
     @functools.cached_property
     def rules(self) -> tuple[Rule, ...]:
         """Each pattern compiled, one per top-level alternative (a group name may appear in each)."""
         return tuple(
-            Rule(self._compile(alternative), kind)
+            Rule(self._compile(alternative), kind, self._words_of(alternative))
             for pattern, kind in self.patterns
             for alternative in _alternatives(pattern)
         )
+
+    def _words_of(self, pattern: str) -> frozenset[str]:
+        """The words a match of this pattern holds one of (Latin script), so most queries skip it unread."""
+        if not self.spaced:
+            return frozenset()
+        names = {"<month>": self.months, "<weekday>": self.weekdays, "<season>": self.seasons}
+        names |= {"<unit>": self.units, "<counted>": self.counted, "<n>": self.numbers}
+        words = {word for token, table in names.items() if token in pattern for name in table for word in name.split()}
+        words.update(re.findall(r"[a-z]{2,}", re.sub(r"<\w+>|\\[a-z]", " ", pattern)))
+        return frozenset(words)
 
     @functools.cached_property
     def time_words(self) -> frozenset[str]:
@@ -129,6 +143,21 @@ class Language:
     def month(self, word: str) -> int | None:
         word = " ".join(word.split())
         return self.months.get(word) or (int(word) if word.isdigit() else cjk_number(word))
+
+
+@functools.cache
+def _stop_words(code: str) -> frozenset[str]:
+    return frozenset(fold(word) for word in BY_LANGUAGE.get(code, frozenset()))
+
+
+def reads_as(words: list[str], code: str) -> bool:
+    """Whether a query's words (folded) hold more stop words of this language than of any other Latin-script
+    one: French "qu'est-ce qu'on a fait hier" does, German "füge hier ein Logging hinzu" does not."""
+    counts = {lang: sum(word in _stop_words(lang) for word in words) for lang in _LATIN_CODES}
+    return counts.get(code, 0) > 0 and counts[code] >= max(counts.values())
+
+
+_LATIN_CODES = ("en", "de", "es", "pt", "fr", "da", "nb", "sv")
 
 
 def _alternatives(pattern: str) -> list[str]:
@@ -545,6 +574,7 @@ FRENCH = Language(
         convenu quoi chose choses
         """
     ),
+    ambiguous=frozenset({"hier"}),
 )
 
 _JA_WEEKDAYS = {f"{c}曜日": i for i, c in enumerate("月火水木金土日")} | {
@@ -581,7 +611,7 @@ JAPANESE = Language(
         (r"<n>\s*<unit>\s*前", "ago"),
         (r"先週末|この週末|今週末|週末", "weekend"),
         (r"先週の?<weekday>", "weekday_last_week"),
-        (r"(?:この前の|前の)<weekday>|(?<!毎週)(?<!毎週の)<weekday>(?=に|は)", "weekday"),
+        (r"(?:この前の|前の)<weekday>|(?<!毎週)(?<!毎週の)(?<!第[一二三四1-4])<weekday>(?=に)", "weekday"),
         (r"(?:去年|昨年)の?<m>\s*月", "month_last_year"),
         (r"今年の?<m>\s*月", "month_this_year"),
         (rf"(?:この|今年の|今年)<season>|{_CJK_SEASON_GUARD}<season>(?=に|の間|頃|ごろ)", "season"),
