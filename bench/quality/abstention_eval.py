@@ -18,7 +18,8 @@ off-topic questions and questions with the dates people say.
 3. **A team's notes** (`team_memory.py`, written for this repo): on-topic questions answered with the right
    note in the top 3, off-topic questions ("how do I knit a scarf") empty; and the relative-date set (right
    log in the top 3), asked on the team's today and long after (an archive: dates read against the newest
-   log).
+   log); then the same questions asked in German, Spanish, Portuguese, French, Japanese, Chinese and Korean
+   (`team_memory.PHRASINGS`), per language beside English.
 
 Prints the tables and writes bench/results/abstention.json. Figures on a busy machine are exact (no
 timings), but the LoCoMo index is built once into the cache dir.

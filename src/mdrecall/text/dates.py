@@ -14,6 +14,10 @@ last March (any month: its latest past month before this one), in / this / over 
 autumn, winter: the latest season begun, meteorological, northern hemisphere) and last spring (the latest
 season ended). `relative_spans` gives where they sit, so search can keep words like "last" and "week" out of
 the keyword side.
+
+The same times in German, Spanish, Portuguese, French, Japanese, Chinese and Korean ("letzte Woche",
+"hace dos semanas", "8 de maio de 2023", "en mars dernier", "先週の金曜日", "上周", "2023년 5월 8일") come from
+one table per language in `dates_languages.py`, read where English reads nothing, with the same meaning.
 """
 
 from __future__ import annotations
