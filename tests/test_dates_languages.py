@@ -241,6 +241,8 @@ def test_last_week_s_friday_is_not_the_latest_friday_on_a_saturday() -> None:
         "リリースは毎月第一火曜日になりました",  # every first Tuesday: no one day
         "一周一次的例会",  # once a week: no Monday
         "봄이 좋아",
+        "오늘날의 기술",  # nowadays
+        "きょうりょくしてください",  # 協力 in kana, not 今日
     ],
 )
 def test_look_alikes_name_no_time(query: str) -> None:

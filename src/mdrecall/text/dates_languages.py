@@ -600,7 +600,7 @@ JAPANESE = Language(
     patterns=(
         (r"一昨日|おととい|おとつい", "day_before_yesterday"),
         (r"昨日|きのう|昨晩|昨夜", "yesterday"),
-        (r"今日|きょう|今朝|今晩|今夜|本日", "today"),
+        (r"今日|今朝|今晩|今夜|本日", "today"),  # not きょう: 協力, 教育, 兄弟 in kana
         (r"先週|前の週", "last_week"),
         (r"今週の初め|今週初め|週の初め|今週前半|週明け", "earlier_this_week"),
         (r"今週", "this_week"),
@@ -708,7 +708,7 @@ KOREAN = Language(
     patterns=(
         (r"(?<![가-힣])(?:그저께|그제|엊그제)", "day_before_yesterday"),
         (r"(?<![가-힣])(?:어제|어젯밤)", "yesterday"),
-        (r"(?<![가-힣])오늘", "today"),
+        (r"(?<![가-힣])오늘(?!날)", "today"),  # 오늘날: nowadays
         (r"(?<![가-힣])(?:지난|저번)\s*주(?!말|일)", "last_week"),
         (r"(?<![가-힣])이번\s*주\s*초(?:반)?|(?<![가-힣])주초", "earlier_this_week"),
         (r"(?<![가-힣])이번\s*주(?!말|일)", "this_week"),
