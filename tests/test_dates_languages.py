@@ -195,6 +195,7 @@ CASES = {
         ("겨울에", WINTER),
         ("2주 전", TWO_WEEKS_AGO),
         ("며칠 전", THREE_DAYS_AGO),
+        ("세 달 전", THREE_MONTHS_AGO),
         ("주말에", WEEKEND),
         ("지난 금요일", FRIDAY),
         ("지난주 금요일", FRIDAY),
@@ -242,6 +243,7 @@ def test_last_week_s_friday_is_not_the_latest_friday_on_a_saturday() -> None:
         "一周一次的例会",  # once a week: no Monday
         "봄이 좋아",
         "오늘날의 기술",  # nowadays
+        "세일 전에 뭐 샀지",  # before the sale, not "three days ago"
         "きょうりょくしてください",  # 協力 in kana, not 今日
     ],
 )

@@ -128,8 +128,7 @@ class Language:
             if not self.spaced
             else r"(?P<day>3[01]|[12]\d|0?[1-9])(?!\d)",
         }
-        for token, regex in parts.items():
-            pattern = pattern.replace(token, regex)
+        pattern = re.sub(r"(?<!\?P)<[a-z]+>", lambda m: parts.get(m[0], m[0]), pattern)  # not (?P<n>...)
         if self.spaced:
             pattern = rf"(?<!\w)(?:{pattern})(?!\w)"
         return re.compile(pattern)
@@ -716,7 +715,9 @@ KOREAN = Language(
         (r"(?<![가-힣])(?:이번\s*달|이달)", "this_month"),
         (r"(?<![가-힣])(?:작년|지난\s*해)", "last_year"),
         (r"(?<![가-힣])(?:올해|금년)", "this_year"),
-        (r"(?<![가-힣])<n>\s*<unit>\s*전", "ago"),
+        # days by number only: native numbers go with weeks and months (세일 전 is "before the sale")
+        (r"(?<![가-힣])(?P<n>\d{1,3})\s*<unit>\s*전", "ago"),
+        (r"(?<![가-힣])(?P<n>한|두|세|네|몇)\s*(?P<unit>주일|주|달|개월)\s*전", "ago"),
         (r"(?<![가-힣])<counted>\s*전", "ago"),
         (r"(?<![가-힣])(?:(?:지난|저번|이번)\s*)?주말", "weekend"),
         (r"(?<![가-힣])(?:지난|저번)\s*주\s*<weekday>", "weekday_last_week"),
