@@ -292,7 +292,8 @@ def _read(code: str, kind: str, groups: dict[str, str], today: date) -> list[Dat
     if kind == "ago":
         word = " ".join(groups["unit"].split())
         unit, n = language.counted.get(word) or (language.units[word], 1)
-        n = language.number(groups["n"]) or n if "n" in groups else n
+        if "n" in groups:
+            n = language.number(groups["n"]) or n
         return [_ago(today, n, unit)]
     if kind == "weekend":
         return [_weekend(today)]
