@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_index import NAMES, TOPICS  # noqa: E402
 from mdrecall.config.settings import parse_config  # noqa: E402
 from mdrecall.documents.windows import WindowPlan, chunk_windows  # noqa: E402
+from mdrecall.embeddings.base import EmbeddingProvider  # noqa: E402
 from mdrecall.storage.sqlite import ChunkRow, Store  # noqa: E402
 
 DIMS = 384
@@ -262,7 +263,7 @@ def vec0_measures(store: Store, queries: np.ndarray) -> dict[str, Any]:
     return {"knn_p50_ms": p50_ms(knn), "count_p50_ms": p50_ms(count)}
 
 
-class FixedQueryProvider:
+class FixedQueryProvider(EmbeddingProvider):
     """Hybrid search with the query vector given, so the figure excludes query embedding."""
 
     model = MODEL

@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from mdrecall.embeddings.base import EmbeddingProvider
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
 MODEL = "multilingual-e5-small"  # the default model's name: its calibration applies
@@ -105,7 +107,7 @@ def query_set(chunks: int, count: int, seed: int = 11) -> list[tuple[str, int]]:
 # -- worker: one version of the code ------------------------------------------------------------------------
 
 
-class FixedProvider:
+class FixedProvider(EmbeddingProvider):
     """A local e5-like provider whose query vector is given (embedding is left out of the figure)."""
 
     id = "local"

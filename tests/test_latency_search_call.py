@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mdrecall.embeddings.base import as_provider
 from mdrecall.storage import vectors
 from mdrecall.storage.sqlite import ChunkRow, Store
 from mdrecall.storage.vectors import VectorMatrix
@@ -200,7 +201,7 @@ def test_hybrid_search_with_the_scan_beside_the_keyword_side_answers_the_same(
     def answers() -> list:
         out = []
         for text, vector in asks:
-            response = run_search(store, Provider(vector), "m", cfg, text, ["memory"], 10)  # type: ignore[arg-type]
+            response = run_search(store, as_provider(Provider(vector)), "m", cfg, text, ["memory"], 10)  # type: ignore[arg-type]
             out.append([(r.path, r.start_line, r.score, r.vector_score, r.text_score) for r in response.results])
         return out
 

@@ -9,18 +9,18 @@ import numpy as np
 import pytest
 
 from mdrecall.config.settings import LocalConfig
-from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
+from mdrecall.embeddings.base import EmbeddingProvider, as_provider, fingerprint, sanitize_and_normalize
 from mdrecall.embeddings.centering import center_query, centering_weight, null_direction
 from mdrecall.embeddings.local import RECOMMENDED_CENTERING, create_local_provider
 from mdrecall.errors import EmbeddingError
 from mdrecall.retrieval.search import run_search
 
-from .conftest import write
+from .conftest import HashingProvider, write
 
 NULL = np.array([1.0, 0.0, 0.0], dtype=np.float32)
 
 
-class LeaningProvider:
+class LeaningProvider(EmbeddingProvider):
     """3-d vectors that all lean along x, as a small contrastive model's do: the empty passage is x itself,
     a filler line sits close to it, the answer has its own direction. Counts the empty-text calls."""
 
@@ -95,7 +95,7 @@ def test_a_provider_without_an_empty_text_vector_leaves_the_query_alone() -> Non
     assert null_direction(refusing) is None
     assert np.array_equal(center_query(refusing, query, 0.45), query)
     assert centering_weight(refusing, None) == 0.45 and centering_weight(refusing, 0.0) == 0.0
-    assert centering_weight(object(), None) == 0.0  # a model nobody measured is not centred
+    assert centering_weight(as_provider(HashingProvider()), None) == 0.0  # a model nobody measured: not centred
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import pytest
 from fake_embedding_server import FakeEmbeddingServer, Reply, fake_vector, unit
 from mdrecall.config.settings import MemoryConfig
 from mdrecall.embeddings import factory
+from mdrecall.embeddings.base import EmbeddingProvider, as_provider
 from mdrecall.embeddings.factory import FallbackProvider, ProviderSwitchedError, create_provider
 from mdrecall.embeddings.http import RemoteOptions, RetryPolicy
 from mdrecall.errors import EmbeddingError
@@ -20,7 +21,7 @@ FAST = RemoteOptions(retry=RetryPolicy(sleep=lambda _s: None))
 ENV_KEYS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "VOYAGE_API_KEY")
 
 
-class DummyLocal:
+class DummyLocal(EmbeddingProvider):
     """Stands in for the local model (its weights are not part of these tests)."""
 
     id = "local"
@@ -299,5 +300,5 @@ def test_a_fallback_wrapper_forwards_the_active_models_similarity_floor() -> Non
     class Primary:
         id, model, dims, provider_key, similarity_floor = "local", "e5", 384, "k", 0.6
 
-    wrapped = FallbackProvider(Primary(), "local", "openai", lambda: Primary())  # type: ignore[arg-type]
+    wrapped = FallbackProvider(as_provider(Primary()), "local", "openai", lambda: as_provider(Primary()))  # type: ignore[arg-type]
     assert wrapped.similarity_floor == 0.6

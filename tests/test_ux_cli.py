@@ -315,3 +315,18 @@ def test_progress_line_reads_like_a_person_wrote_it() -> None:
     assert _progress_line(50, 200, 10.0) == "indexing: 50/200 chunks (25%), 5 chunks/s, eta 30s"
     assert _progress_line(1200, 16669, 26.7).endswith("45 chunks/s, eta 5m44s")
     assert _progress_line(10, 100_000, 10.0).endswith("eta 27h46m")
+
+
+def test_the_snippet_shows_the_lines_holding_the_query_words_best(tmp_path: Path) -> None:
+    """A query word also sits at the top of the chunk, but one line deep in it holds all of them: the snippet
+    shows that line (not the first place a word appears)."""
+    ws = tmp_path / "ws"
+    write(ws, "mdrecall.toml", KEYWORD_ONLY)
+    filler = [f"- routine note number {i} about nothing in particular at all" for i in range(20)]
+    answer = "- The deploy fix for the billing export landed after review."
+    lines = ["# 2026-11-09", "", "- deploy window moved to Tuesday.", *filler, answer, *filler[:3]]
+    write(ws, "memory/2026-11-09.md", "\n".join(lines) + "\n")
+    result = run(ws, tmp_path / "s", "search", "billing export deploy fix", "--json")
+    assert result.exit_code == 0, result.output
+    snippet = json.loads(result.stdout)[0]["snippet"]
+    assert answer in snippet and "deploy window moved" not in snippet

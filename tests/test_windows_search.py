@@ -67,3 +67,42 @@ def test_fact_in_the_tail_is_found_by_meaning(
     assert report.texts_embedded > report.chunks_indexed  # several windows for the long chunk
     # the window's score is what makes it: a query about the filler scores the same chunk too
     assert index.search("Who fixed the bike gears?", mode="vector", min_score=0).results[0].path.endswith("03-01.md")
+
+
+def test_the_snippet_shows_the_best_window_not_the_chunk_start(
+    tail_workspace: Path, tmp_path: Path, make_index: Callable[..., MemoryIndex]
+) -> None:
+    """The fact sits past the first 700 characters of its chunk: the snippet an agent reads still shows it (the
+    chunk's best window, with the lines before it), in hybrid and in vector mode."""
+    provider = create_local_provider(LocalConfig(model="e5-small"))
+    index = make_index(tail_workspace, provider, {"local": {"model": "e5-small"}})
+    index.sync()
+    text = (tail_workspace / "memory/2024-03-01.md").read_text(encoding="utf-8")
+    assert FACT not in text[:700], "the premise: the chunk's first 700 characters do not hold the fact"
+    # "Priya" is the chunk's first word too: the snippet is placed by the best window, not the first match
+    hybrid = index.search("What dog has Priya's sister adopted?", min_score=0, max_results=3).results[0]
+    assert hybrid.path == "memory/2024-03-01.md"
+    assert FACT in hybrid.snippet and len(hybrid.snippet) <= 700
+    assert hybrid.snippet.split("\n")[0] in FILLER, "the snippet starts at a whole line"
+    # vector mode scores no window for the snippet: the lines holding the query's words are shown
+    vector = index.search("Biscuit the greyhound", mode="vector", min_score=0).results[0]
+    assert vector.path == "memory/2024-03-01.md" and FACT in vector.snippet
+
+
+def test_snippet_window_places_the_focus() -> None:
+    from mdrecall.retrieval.search import snippet_window
+
+    lines = [f"line {i:02d} " + "x" * 60 for i in range(30)]  # 70 characters a line, 2,129 in all
+    text = "\n".join(lines)
+    early = "\n".join(lines[2:5])
+    assert snippet_window(text, 700, focus=early) == text[:700], "within the first 700: the chunk's start"
+    deep = "\n".join(lines[20:23])
+    shown = snippet_window(text, 700, focus=deep)
+    assert deep in shown and len(shown) == 700 and shown.split("\n")[0] in lines, "whole lines before it"
+    before, after = shown.split(deep)
+    assert len(before) > len(after) > 0, "more of the room before it than after it"
+    long_focus = "\n".join(lines[10:25])  # longer than a snippet: it starts the snippet
+    assert snippet_window(text, 700, focus=long_focus) == text[text.index(lines[10]) :][:700]
+    assert snippet_window(text, 700, ["17"], focus=long_focus).startswith(lines[17]), "its first matched word"
+    # a focus that is not in the text (a joined result's other chunk): the keyword rule, then the start
+    assert snippet_window(text, 700, ["line"], focus="not there") == text[:700]

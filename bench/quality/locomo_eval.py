@@ -9,7 +9,10 @@ by the index-relevant config, so a re-run skips embedding. Every question asks f
 
 - covers: same path and startLine <= line <= endLine; hit@k: one of the first k covers an evidence line;
   evidence recall@10: share of evidence lines covered by the first 10; zero: no result at all; lines: mean
-  length of a result in lines (merged results are longer: the figure says by how much).
+  length of a result in lines (merged results are longer: the figure says by how much); read@k: one of the
+  first k results' snippets (the text `memory_search` returns, what an agent reads without opening the file)
+  holds an evidence line (its words after the speaker, up to 80 characters). BM25's snippet is the first
+  700 characters of its chunk, the spec's snippet.
 - Per category: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop.
 - Baseline: Okapi BM25 (k1 1.2, b 0.75, lower-cased \\w+ tokens, no stop list) over the very chunk rows
   the index holds.
@@ -28,6 +31,7 @@ Prints tables and writes bench/results/locomo_dev.json (or --out).
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import math
@@ -36,7 +40,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +59,7 @@ from mdrecall.retrieval.search import run_search  # noqa: E402
 K = 10
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 NO_BUDGET = {"maxInjectedChars": 10**9}
-Hit = tuple[str, int, int]  # path, startLine, endLine
+Hit = tuple  # path, startLine, endLine[, snippet]
 
 
 @dataclass
@@ -64,6 +68,12 @@ class Question:
     text: str
     category: int
     evidence: list[tuple[str, int]]
+    # each evidence line's words after its speaker ("Nate: I love them" -> "I love them"), up to 80 chars
+    evidence_text: list[str] = field(default_factory=list)
+
+
+def evidence_words(line: str) -> str:
+    return line.split(": ", 1)[-1].strip()[:80]
 
 
 def load_questions(root: Path) -> list[Question]:
@@ -73,8 +83,14 @@ def load_questions(root: Path) -> list[Question]:
             continue
         item = json.loads(line)
         evidence = [(e["path"], int(e["line"])) for e in item.get("evidence", [])]
-        out.append(Question(item["workspace"], item["question"], int(item["category"]), evidence))
+        texts = [evidence_words(file_lines(root / item["workspace"] / path)[line - 1]) for path, line in evidence]
+        out.append(Question(item["workspace"], item["question"], int(item["category"]), evidence, texts))
     return out
+
+
+@functools.cache
+def file_lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
 
 
 # -- scoring -----------------------------------------------------------------------------------------------
@@ -88,11 +104,17 @@ def score_question(hits: Sequence[Hit], q: Question) -> dict[str, float]:
     """hit@1/5/10, evidence recall@10 and zero for one question (no evidence: counted as a miss)."""
     first = next((i for i, h in enumerate(hits[:K]) if any(covers(h, e) for e in q.evidence)), None)
     covered = sum(1 for e in q.evidence if any(covers(h, e) for h in hits[:K]))
+    read = next(
+        (i for i, h in enumerate(hits[:K]) if len(h) > 3 and any(t and t in h[3] for t in q.evidence_text)), None
+    )
     return {
         "hit@1": float(first is not None and first < 1),
         "hit@5": float(first is not None and first < 5),
         "hit@10": float(first is not None),
         "ev@10": covered / len(q.evidence) if q.evidence else 0.0,
+        # nan for a system whose results carry no snippet (the table prints nan, not a misleading 0)
+        "read@1": float(read is not None and read < 1) if not hits or len(hits[0]) > 3 else math.nan,
+        "read@5": float(read is not None and read < 5) if not hits or len(hits[0]) > 3 else math.nan,
         "zero": float(not hits),
         "lines": sum(h[2] - h[1] + 1 for h in hits[:K]) / len(hits[:K]) if hits else 0.0,
     }
@@ -254,14 +276,17 @@ def mdrecall_system(mode: str, query: dict[str, Any], min_score: float | None = 
             threshold,
             "hybrid" if mode == "keyword" else mode,  # type: ignore[arg-type]
         )
-        return [(r.path, r.start_line, r.end_line) for r in response.results]
+        return [(r.path, r.start_line, r.end_line, r.snippet) for r in response.results]
 
     return go
 
 
 def default_system(index: MemoryIndex, q: Question) -> list[Hit]:
     """Exactly what a user gets: MemoryIndex.search with every default, asking for 10 results."""
-    return [(r.path, r.start_line, r.end_line) for r in index.search(q.text, max_results=K).results]
+    return [(r.path, r.start_line, r.end_line, r.snippet) for r in index.search(q.text, max_results=K).results]
+
+
+SPEC_SNIPPET = 700  # the spec's snippetMaxChars: the first 700 characters of the chunk
 
 
 def bm25_system(cache: dict[str, tuple[OkapiBM25, list[tuple[str, int, int, str]]]], merge: bool = False) -> System:
@@ -273,8 +298,10 @@ def bm25_system(cache: dict[str, tuple[OkapiBM25, list[tuple[str, int, int, str]
             rows = chunk_rows(index)
             cache[key] = (OkapiBM25([r[3] for r in rows]), rows)
         bm25, rows = cache[key]
-        ranked = [rows[i][:3] for i in bm25.top(q.text, 5 * K if merge else K)]
-        return merge_ranges(ranked, K) if merge else ranked
+        top = bm25.top(q.text, 5 * K if merge else K)
+        if merge:
+            return merge_ranges([rows[i][:3] for i in top], K)
+        return [(*rows[i][:3], rows[i][3][:SPEC_SNIPPET]) for i in top]
 
     return go
 
@@ -423,7 +450,7 @@ def loco(
 
 # -- output ------------------------------------------------------------------------------------------------
 
-COLUMNS = ["hit@1", "hit@5", "hit@10", "ev@10", "zero", "lines"]
+COLUMNS = ["hit@1", "hit@5", "hit@10", "ev@10", "read@1", "read@5", "zero", "lines"]
 
 
 def print_table(results: dict[str, dict[str, Any]], count: int) -> None:

@@ -329,7 +329,7 @@ class WarmServer:
                 if runner._has_facts():
                     runner.store.recall("warm up", limit=1)
                 provider = self.index.provider
-                if provider is not None and getattr(provider, "id", "") == "local":
+                if provider is not None and provider.id == "local":
                     provider.embed_query("warm up")
         except Exception as err:  # warming is an optimisation: a failure shows again on the real call
             self._log(f"warm-up: {err}")

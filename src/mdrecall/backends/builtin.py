@@ -224,9 +224,8 @@ class MemoryIndex:
         self.stop_background()
         self._release_store()
         provider = self._provider_result.provider if self._provider_result else None
-        close_provider = getattr(provider, "close", None)
-        if callable(close_provider):
-            close_provider()
+        if provider is not None:
+            provider.close()
 
     def __enter__(self) -> MemoryIndex:
         return self
@@ -548,7 +547,7 @@ class MemoryIndex:
             return explicit, "argument"
         if "min_score" in self.config.query.model_fields_set:
             return self.config.query.min_score, "config"
-        recommended = getattr(self.provider, "recommended_min_score", None)
+        recommended = self.provider.recommended_min_score if self.provider is not None else None
         if recommended is not None:
             return float(recommended), "model default"
         return self.config.query.min_score, "default"
@@ -643,7 +642,7 @@ class MemoryIndex:
             "provider": provider.id if provider else "none",
             "model": provider.model if provider else None,
             "requestedProvider": result.requested,
-            "providerReason": getattr(result, "reason", None),
+            "providerReason": result.reason,
             "searchMode": "hybrid" if provider else "fts-only",
             "files": sum(c["files"] for c in counts.values()),
             "chunks": sum(c["chunks"] for c in counts.values()),
@@ -677,12 +676,11 @@ class MemoryIndex:
             out["vector"]["loadError"] = store.vector.load_error
         if result.unavailable_reason:
             out["providerUnavailable"] = result.unavailable_reason
-        fallback_from = result.fallback_from or getattr(provider, "fallback_from", None)
+        fallback_from = result.fallback_from or (provider.fallback_from if provider is not None else None)
         if fallback_from:
-            reason = result.fallback_reason or getattr(provider, "fallback_reason", None)
+            reason = result.fallback_reason or (provider.fallback_reason if provider is not None else None)
             out["fallback"] = {"from": fallback_from, "reason": reason}
-        batch_status = getattr(provider, "batch_status", None)
-        batch = batch_status() if callable(batch_status) else None
+        batch = provider.batch_status() if provider is not None else None
         if batch:
             out["batch"] = batch
         min_score, min_score_source = self.effective_min_score()
@@ -745,9 +743,9 @@ class MemoryIndex:
         else:
             started = time.perf_counter()
             try:
-                remote_probe = getattr(provider, "probe", None)
-                if callable(remote_probe):
-                    probe["embeddings"] = dict(remote_probe())
+                outcome = provider.probe()  # remote providers check key and endpoint themselves
+                if outcome is not None:
+                    probe["embeddings"] = dict(outcome)
                 else:
                     vector = provider.embed_query("mdrecall status probe")
                     probe["embeddings"] = {"ok": True, "dims": int(len(vector))}

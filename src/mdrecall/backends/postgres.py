@@ -531,9 +531,8 @@ class PostgresIndex(MemoryIndex):
             self._pool_obj.close()
             self._pool_obj = None
         provider = self._provider_result.provider if self._provider_result else None
-        close_provider = getattr(provider, "close", None)
-        if callable(close_provider):
-            close_provider()
+        if provider is not None:
+            provider.close()
 
 
 def open_postgres(settings: Settings, provider_result: ProviderResult | None = None) -> PostgresIndex:

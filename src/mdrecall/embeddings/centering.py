@@ -32,7 +32,7 @@ def centering_weight(provider: EmbeddingProvider | None, configured: float | Non
     """`query.centering` when set, else the model's calibrated share (0 for models not measured)."""
     if configured is not None:
         return configured
-    return float(getattr(provider, "recommended_centering", 0.0) or 0.0)
+    return float(provider.recommended_centering or 0.0) if provider is not None else 0.0
 
 
 def null_direction(provider: EmbeddingProvider) -> np.ndarray | None:
@@ -40,7 +40,7 @@ def null_direction(provider: EmbeddingProvider) -> np.ndarray | None:
     none (a zero vector, or an API that refuses empty input)."""
     import numpy as np
 
-    provider = getattr(provider, "active", provider)  # a fallback wrapper: the model answering now
+    provider = provider.active  # a fallback wrapper: the model answering now
     try:
         return _NULL_VECTORS[provider]
     except (KeyError, TypeError):

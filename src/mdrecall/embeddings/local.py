@@ -311,7 +311,7 @@ class _LazyLoad:
         raise NotImplementedError
 
 
-class NumpyBertProvider(_LazyLoad):
+class NumpyBertProvider(_LazyLoad, EmbeddingProvider):
     """A sentence-transformers BERT model (Transformer + mean Pooling + Normalize) run in numpy."""
 
     id = "local"
@@ -428,7 +428,7 @@ def pad_batch(token_ids: list[list[int]], pad_id: int = 0) -> tuple[np.ndarray, 
     return ids, mask
 
 
-class _ExtraProvider(_LazyLoad):
+class _ExtraProvider(_LazyLoad, EmbeddingProvider):
     """Shared shape of the providers backed by an optional package (fastembed, sentence-transformers)."""
 
     id = "local"

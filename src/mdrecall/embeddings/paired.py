@@ -20,7 +20,7 @@ from mdrecall.embeddings.base import EmbeddingProvider, fingerprint
 from mdrecall.embeddings.centering import center_query
 
 
-class PairedProvider:
+class PairedProvider(EmbeddingProvider):
     """A local provider whose vectors are two models' vectors side by side, weighted."""
 
     id = "local"
@@ -38,7 +38,7 @@ class PairedProvider:
         self.first, self.second = first, second
         self.first_weight = first_weight
         self.model = f"{first.model}+{second.model}"
-        self.max_seq_length = min(getattr(p, "max_seq_length", None) or 256 for p in (first, second))
+        self.max_seq_length = min(p.max_seq_length or 256 for p in (first, second))
         self.recommended_min_score = recommended_min_score
         self.recommended_centering = 0.0  # the first model's part is centred in embed_query
         self._scales = (math.sqrt(first_weight), math.sqrt(1 - first_weight))
@@ -65,7 +65,7 @@ class PairedProvider:
 
     def embed_query(self, text: str) -> np.ndarray:
         first = np.asarray(self.first.embed_query(text), dtype=np.float32)
-        weight = float(getattr(self.first, "recommended_centering", 0.0) or 0.0)
+        weight = float(self.first.recommended_centering or 0.0)
         if weight > 0 and float(np.linalg.norm(first)) > 0:
             first = center_query(self.first, first / np.linalg.norm(first), weight)
         second = np.asarray(self.second.embed_query(text), dtype=np.float32)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
+from mdrecall.embeddings.base import EmbeddingProvider, fingerprint, sanitize_and_normalize
 from mdrecall.embeddings.batch_api import BatchController, BatchOptions
 from mdrecall.embeddings.http import (  # noqa: F401  (re-exported: providers and tests import them from here)
     BATCH_MAX_TOKENS,
@@ -186,7 +186,7 @@ def build_token_batches(texts: Sequence[str], max_tokens: int, max_items: int | 
 # ---------------------------------------------------------------------------------------------------------
 
 
-class RemoteEmbeddingProvider:
+class RemoteEmbeddingProvider(EmbeddingProvider):
     """Base for HTTP providers: subclasses only translate texts to requests and responses to vectors.
 
     Subclasses set `id`, `default_base_url`, `default_model`, `max_batch_items`, and implement

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from mdrecall.embeddings.base import fingerprint, sanitize_and_normalize
+from mdrecall.embeddings.base import EmbeddingProvider, fingerprint, sanitize_and_normalize
 from mdrecall.errors import EmbeddingError
 
 WORDLLAMA_MODEL_NAME = "wordllama-l2-supercat-256"
@@ -44,7 +44,7 @@ def wordllama_files() -> tuple[Path, Path] | None:
     return (weights, tokenizer) if weights.is_file() and tokenizer.is_file() else None
 
 
-class WordLlamaProvider:
+class WordLlamaProvider(EmbeddingProvider):
     """The local provider for WordLlama's static 256-d vectors."""
 
     id = "local"

@@ -25,11 +25,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mdrecall.facts.rules import Scorer, text_features
+
+if TYPE_CHECKING:
+    from mdrecall.embeddings.base import EmbeddingProvider
 
 HERE = Path(__file__).resolve().parent
 # Embedding model name (as providers report it) -> the shipped weight file.
@@ -105,13 +108,12 @@ def classifier_for(model: str | None) -> CaptureClassifier | None:
     return CaptureClassifier.load(HERE / name)
 
 
-def scorer_for(provider: Any) -> Scorer | None:
+def scorer_for(provider: EmbeddingProvider | None) -> Scorer | None:
     """texts -> probabilities with the provider's own vectors, when a classifier exists for its model."""
     if provider is None:
         return None
-    active = getattr(provider, "active", provider)  # a fallback wrapper: the model answering now
-    classifier = classifier_for(getattr(active, "model", None))
-    if classifier is None or getattr(provider, "dims", None) not in (None, classifier.dims):
+    classifier = classifier_for(provider.active.model)  # a fallback wrapper: the model answering now
+    if classifier is None or provider.dims not in (None, classifier.dims):
         return None
 
     def score(texts: list[str]) -> list[tuple[float, str | None]]:

@@ -55,9 +55,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from mdrecall.embeddings.base import EmbeddingProvider
 
 HERE = Path(__file__).resolve().parent
 CHAT_NEIGHBOURS = 5  # background texts averaged on each side of the chat penalty
@@ -149,14 +152,14 @@ class Background:
     statements: np.ndarray | None = None
 
 
-def model_of(provider: Any) -> str | None:
+def model_of(provider: EmbeddingProvider | None) -> str | None:
     """The model answering now (a fallback wrapper's active one)."""
     if provider is None:
         return None
-    return getattr(getattr(provider, "active", provider), "model", None)
+    return provider.active.model
 
 
-def calibration_for(provider: Any) -> RecallCalibration | None:
+def calibration_for(provider: EmbeddingProvider | None) -> RecallCalibration | None:
     """The calibration of the provider's model, when it was measured and its background file is shipped."""
     calibration = CALIBRATIONS.get(model_of(provider) or "")
     if calibration is None or background(calibration.file) is None:

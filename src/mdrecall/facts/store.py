@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from mdrecall.facts.relevance import RecallCalibration, asks, background, calibr
 from mdrecall.files import make_private_dirs, make_tree_private, write_atomic
 from mdrecall.locks import directory_lock, file_lock
 from mdrecall.text.bounds import bound_query
+
+if TYPE_CHECKING:
+    from mdrecall.embeddings.base import EmbeddingProvider
 from mdrecall.text.redact import redact
 from mdrecall.text.tokens import CJK_CLASSES, bigrams, has_cjk, script_runs
 
@@ -336,7 +339,7 @@ class FactStore:
     # -- plumbing ----------------------------------------------------------------------------------
 
     @property
-    def provider(self) -> Any:
+    def provider(self) -> EmbeddingProvider | None:
         if self._provider_result is None:
             from mdrecall.embeddings.factory import create_provider
 
@@ -623,7 +626,7 @@ class FactStore:
         if vector is not None and self._has_vectors(table) and table.count_rows():
             rows = table.search(vector[0], vector_column_name="vector").distance_type("cosine").limit(1).to_list()
             if rows:
-                floor = float(getattr(self.provider, "similarity_floor", 0.0))
+                floor = float(self.provider.similarity_floor)
                 similarity = calibrated_similarity(1.0 - float(rows[0]["_distance"]), floor)
                 if similarity >= self.config.duplicate_threshold:
                     return self._fact(rows[0]), similarity
@@ -703,7 +706,7 @@ class FactStore:
         if self.provider is not None and self._has_vectors(table):
             qvec = np.asarray(self.provider.embed_query(query), dtype=np.float32)
             pool = min(total, max(limit * 8, 50))
-            floor = float(getattr(self.provider, "similarity_floor", 0.0))
+            floor = float(self.provider.similarity_floor)
             for row in table.search(qvec, vector_column_name="vector").distance_type("cosine").limit(pool).to_list():
                 vector_scores[row["id"]] = calibrated_similarity(1.0 - float(row["_distance"]), floor)
         else:

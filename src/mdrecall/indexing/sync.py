@@ -387,7 +387,7 @@ def window_plan(provider: EmbeddingProvider) -> WindowPlan | None:
     bill per request, so they keep the spec's one vector per chunk."""
     if provider.id != "local":
         return None
-    max_tokens = getattr(provider, "max_seq_length", None) or 256
+    max_tokens = provider.max_seq_length or 256
     return WindowPlan(DEFAULT_WINDOW_LINES, DEFAULT_WINDOW_STRIDE, int(max_tokens))
 
 

@@ -21,6 +21,9 @@ class Hit:
     text_score: float = 0.0
     score: float = 0.0
     fused: float | None = None  # the fusion's score when `score` holds the calibrated one (calibration.py)
+    # the lines of the chunk's best window (its best-scoring few lines, window_blend.py), when known: the
+    # snippet shows them
+    focus: str | None = None
 
 
 @dataclass

@@ -18,6 +18,7 @@ cut, a vector filled later for the whole chunk) keeps its chunk-level score on t
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -106,7 +107,8 @@ def best_window_scores(
     `context_terms` (chunk id -> folded query terms its indexed text holds, `Store.terms_held`) gives each
     window the terms its chunk holds only through its context (the headings above it): they are part of
     every window's indexed text at indexing time, but the chunk text alone does not say them.
-    `best_windows` (explanations only), when given, receives chunk id -> (its best window's text, cosine)."""
+    `best_windows`, when given, receives chunk id -> (its best window's text, cosine): the explanation and the
+    snippet's focus (search.snippet_window)."""
     held = context_terms or {}
     folded = list(dict.fromkeys(fold_term(t) for t in terms))
     find = TermFinder(folded)
@@ -144,6 +146,32 @@ def best_window_scores(
             if score == best[owner] and owner not in best_windows:
                 best_windows[owner] = (window_texts[i], cosines[i])
     return best
+
+
+FOCUS_LINES = 3  # the lines of a keyword focus, as many as a window holds (documents/windows.py)
+
+
+def keyword_focus(text: str, terms: Sequence[str]) -> str | None:
+    """The few consecutive lines of `text` that hold the query's keywords best (window_bm25 over every run of
+    FOCUS_LINES non-blank lines), or None when it holds none: the snippet's focus when no vector scored the
+    windows (keyword or vector mode, remote models)."""
+    folded = tuple(dict.fromkeys(fold_term(t) for t in terms))
+    if not folded:
+        return None
+    lines = [line for line in text.split("\n") if line.strip()]
+    find = _finder(folded)
+    held = [find(line) for line in lines]
+    if not any(held):
+        return None
+    runs = [set().union(*held[i : i + FOCUS_LINES]) for i in range(max(1, len(lines) - FOCUS_LINES + 1))]
+    scores = window_bm25(runs, folded)
+    best = max(range(len(runs)), key=scores.__getitem__)
+    return "\n".join(lines[best : best + FOCUS_LINES])
+
+
+@functools.lru_cache(maxsize=64)
+def _finder(terms: tuple[str, ...]) -> TermFinder:
+    return TermFinder(terms)
 
 
 def blend(chunk_scores: dict[str, float], window_scores: dict[str, float], weight: float) -> dict[str, float]:
