@@ -636,7 +636,7 @@ def logs_of_that_time(files: IndexedFiles, query: str, ranges: list[tuple[date, 
     in March": `dates.names_only_a_time`), by path: daily logs by the date in their name, session transcripts
     by their mtime. None for any other query. Only these can answer such a question: any other note could
     only share a stray word with it."""
-    if not ranges or not names_only_a_time(expand_query_terms(query)):
+    if not ranges or not names_only_a_time(expand_query_terms(query), query):
         return None
     found: dict[str, date] = {}
     for source, path, mtime in files():
