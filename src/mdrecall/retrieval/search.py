@@ -125,6 +125,8 @@ def snippet_window(text: str, max_chars: int, terms: Sequence[str] = (), focus: 
             lead = min(start - (max_chars - (end - start)) * 2 // 3, len(text) - max_chars)
             newline = text.find("\n", lead - 1) if lead > 0 else -1
             start = 0 if lead <= 0 else (newline + 1 if 0 <= newline < start else start)
+            while start and text[start] == "\n":  # no blank line to open the snippet
+                start += 1
             return text[start : start + max_chars]
         offset = start  # a focus longer than a snippet (very long lines): its first matched word places it
     lowered = text.lower()
