@@ -131,3 +131,8 @@ def test_the_local_models_carry_their_calibration() -> None:
     assert e5.recommended_centering > 0 and e5.similarity_floor == 0.6 and e5.max_seq_length == 512
     assert minilm.recommended_centering == 0.0 and minilm.similarity_floor == 0.0 and minilm.max_seq_length == 256
     assert FallbackProvider(e5, "local", "openai", lambda: minilm).similarity_floor == 0.6
+    # a model with a fallback configured cuts its windows as it does alone
+    from mdrecall.indexing.sync import window_plan
+
+    wrapped = FallbackProvider(e5, "local", "openai", lambda: minilm)
+    assert wrapped.max_seq_length == 512 and window_plan(wrapped) == window_plan(e5)

@@ -351,3 +351,20 @@ def test_hooks_use_the_llm_extractor_when_configured(tmp_path: Path, chat_server
     runner.close()
     assert _FakeChat.requests and _FakeChat.requests[0]["auth"] == "Bearer k-9"
     assert "Prefers answers in Portuguese." in texts and "captured 2" in " ".join(result.actions or [])
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("Remember: the release freeze starts 2024-06-01.", "fact"),
+        ("Note for later: the audit is on 2025-03-14 at 10:00", "fact"),
+        ("Remember that build 2024.06.01 broke the CI", "fact"),
+        ("Remember: my phone is +1 415 555 0100", "entity"),
+        ("Remember: Dana (555) 123-4567", "entity"),
+    ],
+)
+def test_a_date_or_a_version_is_not_a_phone_number(text: str, category: str) -> None:
+    from mdrecall.facts.rules import rule_candidate
+
+    candidate = rule_candidate(text)
+    assert candidate is not None and candidate.category == category

@@ -103,5 +103,6 @@ def test_snippet_window_places_the_focus() -> None:
     assert len(before) > len(after) > 0, "more of the room before it than after it"
     long_focus = "\n".join(lines[10:25])  # longer than a snippet: it starts the snippet
     assert snippet_window(text, 700, focus=long_focus) == text[text.index(lines[10]) :][:700]
+    assert snippet_window(text, 700, ["17"], focus=long_focus).startswith(lines[17]), "its first matched word"
     # a focus that is not in the text (a joined result's other chunk): the keyword rule, then the start
     assert snippet_window(text, 700, ["line"], focus="not there") == text[:700]

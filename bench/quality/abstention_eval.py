@@ -18,7 +18,8 @@ off-topic questions and questions with the dates people say.
 3. **A team's notes** (`team_memory.py`, written for this repo): on-topic questions answered with the right
    note in the top 3, off-topic questions ("how do I knit a scarf") empty; and the relative-date set (right
    log in the top 3), asked on the team's today and long after (an archive: dates read against the newest
-   log).
+   log); then the same questions asked in German, Spanish, Portuguese, French, Japanese, Chinese and Korean
+   (`team_memory.PHRASINGS`), per language beside English.
 
 Prints the tables and writes bench/results/abstention.json. Figures on a busy machine are exact (no
 timings), but the LoCoMo index is built once into the cache dir.
@@ -371,6 +372,34 @@ def team(cache: Path) -> dict[str, Any]:
         for label in rows:
             for miss in rows[label]["misses"]:
                 print(f"  missed ({label}): {miss}")
+
+        # the same questions in the other languages dates are read in (team_memory.PHRASINGS)
+        labels = {"own notes (today)": team_memory.NOW, "archive (asked later)": team_memory.ARCHIVE_NOW}
+        english_right = {label: sum(v[0] for v in rows[label]["per_phrase"].values()) for label in labels}
+        by_language: dict[str, Any] = {
+            "en": {label: {"right": english_right[label], "of": len(dated)} for label in labels}
+        }
+        for language in team_memory.PHRASINGS:
+            questions = team_memory.dated_questions(logs, language=language)
+            by_label: dict[str, Any] = {}
+            for label, today in labels.items():
+                misses = [
+                    q["question"]
+                    for q in questions
+                    if not any(r.path in q["paths"] for r in ask(q["question"], today).results[:3])
+                ]
+                by_label[label] = {"right": len(questions) - len(misses), "of": len(questions), "misses": misses}
+            by_language[language] = by_label
+        print("\nRelative dates by language: the same questions, right log in the top 3")
+        print(f"{'language':10}" + "".join(f"{label:>26}" for label in labels))
+        for language, counts in by_language.items():
+            cells = ["{right}/{of}".format(**c) for c in counts.values()]
+            print(f"{language:10}" + "".join(f"{cell:>26}" for cell in cells))
+        for language, counts in by_language.items():
+            for label, c in counts.items():
+                for miss in c.get("misses", []):
+                    print(f"  missed ({language}, {label}): {miss}")
+        out["dated_languages"] = by_language
         index.close()
     return out
 

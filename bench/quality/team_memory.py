@@ -222,10 +222,168 @@ def relative_ranges(today: date) -> list[tuple[str, tuple[date, date]]]:
     ]
 
 
-def dated_questions(logs: list[Log], today: date = NOW) -> list[dict]:
-    """Questions naming a topic and a time, asked on `today`'s memory (anchor = the newest log's day)."""
+# The same questions in the other languages mdrecall reads times in: three ways to ask, and each English phrase
+# of `relative_ranges` as people say it (the topic keeps the team's English name for the workstream).
+PHRASINGS: dict[str, tuple[list[str], dict[str, str]]] = {
+    "de": (
+        ["Was haben wir {r} zu {t} beschlossen?", "{R}, was ist mit {t} passiert?", "{t}: Was wurde {r} gesagt?"],
+        {
+            "yesterday": "gestern",
+            "today": "heute",
+            "the day before yesterday": "vorgestern",
+            "last week": "letzte Woche",
+            "this week": "diese Woche",
+            "this month": "diesen Monat",
+            "last month": "letzten Monat",
+            "last March": "im letzten März",
+            "in the spring": "im Frühling",
+            "two weeks ago": "vor zwei Wochen",
+            "over the weekend": "am Wochenende",
+            "last Friday": "letzten Freitag",
+            "in 2024": "im Jahr 2024",
+            "last year": "letztes Jahr",
+            "in the winter": "im Winter",
+        },
+    ),
+    "es": (
+        ["¿Qué decidimos sobre {t} {r}?", "{R}, ¿qué pasó con {t}?", "{t}: ¿qué se dijo {r}?"],
+        {
+            "yesterday": "ayer",
+            "today": "hoy",
+            "the day before yesterday": "anteayer",
+            "last week": "la semana pasada",
+            "this week": "esta semana",
+            "this month": "este mes",
+            "last month": "el mes pasado",
+            "last March": "el pasado marzo",
+            "in the spring": "en primavera",
+            "two weeks ago": "hace dos semanas",
+            "over the weekend": "el fin de semana",
+            "last Friday": "el viernes pasado",
+            "in 2024": "en 2024",
+            "last year": "el año pasado",
+            "in the winter": "en invierno",
+        },
+    ),
+    "pt": (
+        ["O que decidimos sobre {t} {r}?", "{R}, o que aconteceu com {t}?", "{t}: o que foi dito {r}?"],
+        {
+            "yesterday": "ontem",
+            "today": "hoje",
+            "the day before yesterday": "anteontem",
+            "last week": "na semana passada",
+            "this week": "esta semana",
+            "this month": "este mês",
+            "last month": "no mês passado",
+            "last March": "em março passado",
+            "in the spring": "na primavera",
+            "two weeks ago": "há duas semanas",
+            "over the weekend": "no fim de semana",
+            "last Friday": "na sexta-feira passada",
+            "in 2024": "em 2024",
+            "last year": "no ano passado",
+            "in the winter": "no inverno",
+        },
+    ),
+    "fr": (
+        [
+            "Qu'avons-nous décidé pour {t} {r} ?",
+            "{R}, que s'est-il passé avec {t} ?",
+            "{t} : qu'est-ce qui a été dit {r} ?",
+        ],
+        {
+            "yesterday": "hier",
+            "today": "aujourd'hui",
+            "the day before yesterday": "avant-hier",
+            "last week": "la semaine dernière",
+            "this week": "cette semaine",
+            "this month": "ce mois-ci",
+            "last month": "le mois dernier",
+            "last March": "en mars dernier",
+            "in the spring": "au printemps",
+            "two weeks ago": "il y a deux semaines",
+            "over the weekend": "pendant le week-end",
+            "last Friday": "vendredi dernier",
+            "in 2024": "en 2024",
+            "last year": "l'année dernière",
+            "in the winter": "en hiver",
+        },
+    ),
+    "ja": (
+        [
+            "{r}、{t} について何を決めましたか？",
+            "{r}、{t} はどうなりましたか？",
+            "{t} について、{r}何が話されましたか？",
+        ],
+        {
+            "yesterday": "昨日",
+            "today": "今日",
+            "the day before yesterday": "一昨日",
+            "last week": "先週",
+            "this week": "今週",
+            "this month": "今月",
+            "last month": "先月",
+            "last March": "今年の3月",
+            "in the spring": "春に",
+            "two weeks ago": "2週間前に",
+            "over the weekend": "週末に",
+            "last Friday": "先週の金曜日に",
+            "in 2024": "2024年に",
+            "last year": "去年",
+            "in the winter": "冬に",
+        },
+    ),
+    "zh": (
+        ["{r}我们关于 {t} 决定了什么？", "{r}，{t} 发生了什么？", "{t}：{r}说了什么？"],
+        {
+            "yesterday": "昨天",
+            "today": "今天",
+            "the day before yesterday": "前天",
+            "last week": "上周",
+            "this week": "这周",
+            "this month": "这个月",
+            "last month": "上个月",
+            "last March": "今年三月",
+            "in the spring": "春天",
+            "two weeks ago": "两周前",
+            "over the weekend": "周末",
+            "last Friday": "上周五",
+            "in 2024": "2024年",
+            "last year": "去年",
+            "in the winter": "冬天",
+        },
+    ),
+    "ko": (
+        ["{r} {t}에 대해 뭘 결정했나요?", "{r}, {t}는 어떻게 됐어요?", "{t}: {r} 무슨 얘기를 했나요?"],
+        {
+            "yesterday": "어제",
+            "today": "오늘",
+            "the day before yesterday": "그저께",
+            "last week": "지난주",
+            "this week": "이번 주",
+            "this month": "이번 달",
+            "last month": "지난달",
+            "last March": "지난 3월",
+            "in the spring": "봄에",
+            "two weeks ago": "2주 전",
+            "over the weekend": "주말에",
+            "last Friday": "지난 금요일",
+            "in 2024": "2024년에",
+            "last year": "작년",
+            "in the winter": "겨울에",
+        },
+    ),
+}
+
+
+def dated_questions(logs: list[Log], today: date = NOW, language: str = "en") -> list[dict]:
+    """Questions naming a topic and a time, asked on `today`'s memory (anchor = the newest log's day); in
+    English, or the same questions in one of `PHRASINGS`' languages (same topics, logs and right answers)."""
     out = []
     forms = ["What did we decide about the {t} {r}?", "{R}, what happened with the {t}?", "{t}: what was said {r}?"]
+    said: dict[str, str] = {}
+    if language != "en":
+        forms, said = PHRASINGS[language]
     for k, (phrase, (start, end)) in enumerate(relative_ranges(NOW)):
         in_range = [log for log in logs if start <= log.day <= end]
         topics = sorted({t for log in in_range for t in log.topics})
@@ -235,7 +393,8 @@ def dated_questions(logs: list[Log], today: date = NOW) -> list[dict]:
             if not outside:
                 continue
             form = forms[(k + j) % len(forms)]
-            text = form.format(t=topic, r=phrase, R=phrase[0].upper() + phrase[1:])
+            words = said.get(phrase, phrase)
+            text = form.format(t=topic, r=words, R=words[0].upper() + words[1:])
             out.append({"question": text, "phrase": phrase, "topic": topic, "paths": right})
     return out
 

@@ -223,6 +223,11 @@ class FallbackProvider(EmbeddingProvider):
         return self._active.recommended_min_score
 
     @property
+    def max_seq_length(self) -> int | None:  # type: ignore[override]
+        """The answering model's input length: the windows are cut for it (512 tokens for e5, not 256)."""
+        return self._active.max_seq_length
+
+    @property
     def recommended_centering(self) -> float:  # type: ignore[override]
         return float(self._active.recommended_centering or 0.0)
 

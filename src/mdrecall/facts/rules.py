@@ -256,6 +256,15 @@ PERSON = _rx(
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 PHONE = re.compile(r"(?<!\w)\+?\d[\d\s().-]{7,}\d(?!\w)")
+# what the phone pattern also meets but is no number to call: a date (2024-06-01, 01.06.2024) or a version
+_NOT_A_PHONE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}|\d+(\.\d+){2,}")
+
+
+def has_phone(text: str) -> bool:
+    """A phone number in the text (7+ digits in groups), not a date or a version that looks like one."""
+    return any(not _NOT_A_PHONE.fullmatch(m.group().strip()) for m in PHONE.finditer(text))
+
+
 CONTACT = _rx(
     rf"{B}(my|his|her|their|[A-Z][a-z]+'s)\s+(e-?mail|phone|number|cell|mobile|address|handle|slack|telegram|whatsapp)",
     rf"{B}(reach|contact|call|text|email|ping)\s+(me|him|her|them|[A-Z][a-z]+)\s+(at|on|via){E}",
@@ -621,7 +630,7 @@ def rule_candidate(text: str, check_rejects: bool = True) -> Candidate | None:
         return Candidate(text, "preference", "address", 0.8)
     if DECISION.search(text) and not LOCAL_SCOPE.search(text):
         return Candidate(text, "decision", "decision", 0.8 if explicit else 0.7)
-    if CONTACT.search(text) or (EMAIL.search(text) and explicit) or (PHONE.search(text) and explicit):
+    if CONTACT.search(text) or (EMAIL.search(text) and explicit) or (has_phone(text) and explicit):
         return Candidate(text, "entity", "contact", 0.8)
     if PREFERENCE.search(text):
         return Candidate(text, "preference", "preference", 0.8 if explicit else 0.7)

@@ -106,12 +106,13 @@ def snippet_window(text: str, max_chars: int, terms: Sequence[str] = (), focus: 
     starts at the chunk's start when the focus lies within its first max_chars. Measured on LoCoMo dev
     (bench/quality/locomo_eval.py read@1): the first result's snippet holds an evidence line for .26 of the
     questions when it is the chunk's start, .64 with the focus (keyword mode .24 -> .56).
-    Without a focus, when the first matched word lies past the first window, the window starts at the
-    beginning of that word's line (or a little before the word on a very long line), so an identifier found
-    by keyword search is visible in the snippet.
+    Without a focus (or in a focus longer than the snippet), when the first matched word lies past the first
+    window, the window starts at the beginning of that word's line (or a little before the word on a very
+    long line), so an identifier found by keyword search is visible in the snippet.
     """
     if len(text) <= max_chars:
         return text
+    offset = 0
     found = _focus_start(text, focus) if focus else None
     if found is not None:
         start, end = found
@@ -124,11 +125,14 @@ def snippet_window(text: str, max_chars: int, terms: Sequence[str] = (), focus: 
             lead = min(start - (max_chars - (end - start)) * 2 // 3, len(text) - max_chars)
             newline = text.find("\n", lead - 1) if lead > 0 else -1
             start = 0 if lead <= 0 else (newline + 1 if 0 <= newline < start else start)
-        return text[start : start + max_chars]
+            while start and text[start] == "\n":  # no blank line to open the snippet
+                start += 1
+            return text[start : start + max_chars]
+        offset = start  # a focus longer than a snippet (very long lines): its first matched word places it
     lowered = text.lower()
-    positions = [p for p in (lowered.find(t.lower()) for t in terms if t) if p >= 0]
+    positions = [p for p in (lowered.find(t.lower(), offset) for t in terms if t) if p >= 0]
     if not positions or min(positions) + 40 <= max_chars:
-        return text[:max_chars]
+        return text[offset : offset + max_chars]
     first = min(positions)
     start = text.rfind("\n", 0, first) + 1
     if first - start > max_chars // 2:
@@ -640,7 +644,7 @@ def logs_of_that_time(files: IndexedFiles, query: str, ranges: list[tuple[date, 
     in March": `dates.names_only_a_time`), by path: daily logs by the date in their name, session transcripts
     by their mtime. None for any other query. Only these can answer such a question: any other note could
     only share a stray word with it."""
-    if not ranges or not names_only_a_time(expand_query_terms(query)):
+    if not ranges or not names_only_a_time(expand_query_terms(query), query):
         return None
     found: dict[str, date] = {}
     for source, path, mtime in files():

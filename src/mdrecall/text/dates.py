@@ -14,17 +14,30 @@ last March (any month: its latest past month before this one), in / this / over 
 autumn, winter: the latest season begun, meteorological, northern hemisphere) and last spring (the latest
 season ended). `relative_spans` gives where they sit, so search can keep words like "last" and "week" out of
 the keyword side.
+
+The same times in German, Spanish, Portuguese, French, Japanese, Chinese and Korean ("letzte Woche",
+"hace dos semanas", "8 de maio de 2023", "en mars dernier", "先週の金曜日", "上周", "2023년 5월 8일") come from
+one table per language in `dates_languages.py`, read where English reads nothing, with the same meaning.
 """
 
 from __future__ import annotations
 
 import calendar
+import functools
+import itertools
 import os
 import re
 from datetime import date, timedelta
 
+from mdrecall.text.dates_languages import FIXED_KINDS, LANGUAGES, RELATIVE_KINDS, Language, fold, reads_as
+from mdrecall.text.fts_query import strip_korean_particle
+from mdrecall.text.keywords import split_on_stopwords
+from mdrecall.text.stopwords import CHINESE_CHARS, CHINESE_WORDS, _words
 from mdrecall.text.stopwords import ENGLISH as ENGLISH_STOPWORDS
-from mdrecall.text.stopwords import _words
+from mdrecall.text.stopwords import JAPANESE as JAPANESE_STOPWORDS
+from mdrecall.text.stopwords import KOREAN as KOREAN_STOPWORDS
+from mdrecall.text.stopwords import LATIN as LATIN_STOPWORDS
+from mdrecall.text.tokens import char_class, has_cjk
 
 DateRange = tuple[date, date]  # inclusive
 
@@ -75,8 +88,24 @@ def _day(year: int, month: int, day: int) -> DateRange | None:
     return d, d
 
 
-def _absolute(query: str, today: date) -> list[DateRange]:
+def _date_ranges(year: int | None, month: int | None, day: int | None, today: date) -> list[DateRange]:
+    """A day, a month or a year; without a year, in the year before this one, this one and the next."""
     out: list[DateRange] = []
+    years = [year] if year else [today.year - 1, today.year, today.year + 1]
+    for y in years:
+        if month and day:
+            found = _day(y, month, day)
+            if found:
+                out.append(found)
+        elif month:
+            out.append(_month_range(y, month))
+        elif year:
+            out.append((date(y, 1, 1), date(y, 12, 31)))
+    return out
+
+
+def _absolute_matches(query: str, today: date) -> list[tuple[tuple[int, int], list[DateRange]]]:
+    out: list[tuple[tuple[int, int], list[DateRange]]] = []
     taken: list[tuple[int, int]] = []  # spans already read by a more specific pattern
     for pattern in _PATTERNS:
         for m in pattern.finditer(query):
@@ -87,17 +116,12 @@ def _absolute(query: str, today: date) -> list[DateRange]:
             month = int(groups["m"]) if groups.get("m") else _MONTHS.get((groups.get("month") or "").lower())
             year = int(groups["year"]) if groups.get("year") else None
             day = int(groups["day"]) if groups.get("day") else None
-            years = [year] if year else [today.year - 1, today.year, today.year + 1]
-            for y in years:
-                if month and day:
-                    found = _day(y, month, day)
-                    if found:
-                        out.append(found)
-                elif month:
-                    out.append(_month_range(y, month))
-                elif year:
-                    out.append((date(y, 1, 1), date(y, 12, 31)))
+            out.append((m.span(), _date_ranges(year, month, day, today)))
     return out
+
+
+def _absolute(query: str, today: date) -> list[DateRange]:
+    return [rng for _, ranges in _absolute_matches(query, today) for rng in ranges]
 
 
 def _months_back(today: date, n: int) -> DateRange:
@@ -162,6 +186,30 @@ def _simple_range(kind: str, today: date) -> DateRange:
     return date(today.year, 1, 1), today  # this_year
 
 
+def _ago(today: date, n: int, unit: str) -> DateRange:
+    """N days (a day either side), weeks (three days either side) or months ago."""
+    if unit == "day":
+        d = today - timedelta(days=n)
+        return d - timedelta(days=1), d + timedelta(days=1)
+    if unit == "week":
+        d = today - timedelta(weeks=n)
+        return d - timedelta(days=3), d + timedelta(days=3)
+    return _months_back(today, n)
+
+
+def _weekend(today: date) -> DateRange:
+    """The latest weekend: this one when today is a Saturday or a Sunday."""
+    saturday = _weekday_before(today + timedelta(days=1), 5)  # today when it is a Saturday
+    if today.weekday() == 6:
+        saturday = today - timedelta(days=1)
+    return saturday, saturday + timedelta(days=1)
+
+
+def _last_month_named(today: date, month: int) -> DateRange:
+    """The month of that name people mean by "last March": the latest one before this month."""
+    return _month_range(today.year if month < today.month else today.year - 1, month)
+
+
 def _relative_matches(query: str, today: date) -> list[tuple[tuple[int, int], DateRange]]:
     """Each relative time of the query: (its span in the query, its day range). A span inside a longer one
     ("the day before yesterday" holds "yesterday") is read once, as the longer one."""
@@ -180,27 +228,14 @@ def _relative_matches(query: str, today: date) -> list[tuple[tuple[int, int], Da
         n = int(word) if word.isdigit() else _NUMBERS.get(word.removeprefix("a ").removesuffix(" of"), 2)
         if word in ("a couple of", "couple of"):
             n = 2
-        unit = m["unit"].lower().rstrip("s")
-        if unit == "day":
-            d = today - timedelta(days=n)
-            add(m.span(), (d - timedelta(days=1), d + timedelta(days=1)))
-        elif unit == "week":
-            d = today - timedelta(weeks=n)
-            add(m.span(), (d - timedelta(days=3), d + timedelta(days=3)))
-        else:
-            add(m.span(), _months_back(today, n))
+        add(m.span(), _ago(today, n, m["unit"].lower().rstrip("s")))
     for m in _WEEKEND.finditer(query):
-        saturday = _weekday_before(today + timedelta(days=1), 5)  # today when it is a Saturday
-        if today.weekday() == 6:
-            saturday = today - timedelta(days=1)
-        add(m.span(), (saturday, saturday + timedelta(days=1)))
+        add(m.span(), _weekend(today))
     for m in _LAST_WEEKDAY.finditer(query):
         day = _weekday_before(today, _WEEKDAYS[m["day"].lower()])
         add(m.span(), (day, day))
     for m in _LAST_MONTH_NAME.finditer(query):
-        month = _MONTHS[m["month"].lower()]
-        year = today.year if month < today.month else today.year - 1
-        add(m.span(), _month_range(year, month))
+        add(m.span(), _last_month_named(today, _MONTHS[m["month"].lower()]))
     for m in _SEASON.finditer(query):
         which = " ".join(m["which"].lower().split())
         ended = which in ("last", "this past")  # "last spring": the latest one over; "in the spring": begun
@@ -212,10 +247,98 @@ def _relative(query: str, today: date) -> list[DateRange]:
     return [rng for _, rng in _relative_matches(query, today)]
 
 
+_ANY_DAY = date(2000, 6, 15)  # where a time sits in a query does not depend on the day it is read against
+_BY_CODE: dict[str, Language] = {language.code: language for language in LANGUAGES}
+# (span, language code, kind, the pattern's groups that matched)
+_Said = tuple[tuple[int, int], str, str, tuple[tuple[str, str], ...]]
+
+
+@functools.lru_cache(maxsize=1024)
+def _other_languages(query: str) -> tuple[_Said, ...]:
+    """The times the query says in the other languages (`dates_languages`), where English said none: the
+    longest reading wins where two overlap ("上周五" is last week's Friday, not last week)."""
+    taken = [span for span, _ in _absolute_matches(query, _ANY_DAY)]
+    taken += [span for span, _ in _relative_matches(query, _ANY_DAY)]
+    folded = fold(query)
+    words = set(re.findall(r"\w+", folded))
+    found: list[_Said] = []
+    cjk = has_cjk(folded)
+    for language in LANGUAGES:
+        if not (language.spaced or cjk):
+            continue
+        for rule in language.rules:
+            if rule.words and rule.words.isdisjoint(words):
+                continue
+            for m in rule.pattern.finditer(folded):
+                if m[0] in language.ambiguous and not reads_as(re.findall(r"\w+", folded), language.code):
+                    continue  # French "hier" alone, in a query that does not read as French
+                groups = tuple(sorted((k, v) for k, v in m.groupdict().items() if v is not None))
+                found.append((m.span(), language.code, rule.kind, groups))
+    found.sort(key=lambda said: (said[0][0] - said[0][1], said[0][0]))
+    out: list[_Said] = []
+    for said in found:
+        (start, end), _, _, _ = said
+        if end > start and not any(start < e and s < end for s, e in taken):
+            taken.append((start, end))
+            out.append(said)
+    return tuple(sorted(out))
+
+
+def _read(code: str, kind: str, groups: dict[str, str], today: date) -> list[DateRange]:
+    """The day ranges one time said in another language names, read as English reads the same time."""
+    language = _BY_CODE[code]
+    if kind in FIXED_KINDS:
+        return [_simple_range(kind, today)]
+    if kind == "ago":
+        word = " ".join(groups["unit"].split())
+        unit, n = language.counted.get(word) or (language.units[word], 1)
+        if "n" in groups:
+            n = language.number(groups["n"]) or n
+        return [_ago(today, n, unit)]
+    if kind == "weekend":
+        return [_weekend(today)]
+    if kind in ("weekday", "weekday_last_week"):
+        weekday = language.weekdays[groups["weekday"]]
+        if kind == "weekday":
+            day = _weekday_before(today, weekday)
+        else:
+            day = today - timedelta(days=today.weekday() + 7 - weekday)
+        return [(day, day)]
+    if kind == "season" or kind == "season_ended":
+        return [_latest_season(today, language.seasons[groups["season"]], ended=kind == "season_ended")]
+    month = language.month(groups.get("month") or groups.get("m") or "")
+    if month is not None and not 1 <= month <= 12:
+        return []
+    if kind == "date":
+        year = int(groups["year"]) if "year" in groups else None
+        day = language.number(groups["day"]) if "day" in groups else None
+        return _date_ranges(year, month, day, today)
+    if month is None:
+        return []
+    if kind == "last_month_name":
+        return [_last_month_named(today, month)]
+    if kind == "month_last_year":
+        return [_month_range(today.year - 1, month)]
+    if kind == "month_this_year":
+        return [_month_range(today.year, month)]
+    return []
+
+
+def _other_language_ranges(query: str, today: date, relative: bool) -> list[DateRange]:
+    return [
+        rng
+        for _, code, kind, groups in _other_languages(query)
+        if (kind in RELATIVE_KINDS) == relative
+        for rng in _read(code, kind, dict(groups), today)
+    ]
+
+
 def relative_spans(query: str) -> list[tuple[int, int]]:
     """Where the query's relative times sit (their words say when, not what: search keeps them off the
     keyword side). Absolute dates stay: indexed logs carry their date as text."""
-    return sorted(span for span, _ in _relative_matches(query or "", date(2000, 6, 15)))
+    spans = [span for span, _ in _relative_matches(query or "", _ANY_DAY)]
+    spans += [span for span, _, kind, _ in _other_languages(query or "") if kind in RELATIVE_KINDS]
+    return sorted(spans)
 
 
 def without_relative_times(query: str) -> str:
@@ -238,7 +361,9 @@ def anchor_day(today: date, newest_log: date | None) -> date:
 
 def date_ranges(query: str, today: date) -> list[DateRange]:
     """Day ranges the query names (absolute dates first, then relative ones); [] when it names none."""
-    return _absolute(query or "", today) + _relative(query or "", today)
+    query = query or ""
+    absolute = _absolute(query, today) + _other_language_ranges(query, today, relative=False)
+    return absolute + _relative(query, today) + _other_language_ranges(query, today, relative=True)
 
 
 def in_ranges(day: date | None, ranges: list[DateRange]) -> bool:
@@ -280,10 +405,64 @@ _EVENT_WORDS = _words(
 )
 
 
-def names_only_a_time(terms: list[str]) -> bool:
+_LATIN_SAYS_NOTHING = frozenset(fold(word) for word in LATIN_STOPWORDS) | _TIME_WORDS | _EVENT_WORDS
+_CJK_SAYS_NOTHING = (
+    JAPANESE_STOPWORDS
+    | CHINESE_WORDS
+    | CHINESE_CHARS
+    | frozenset(word for language in LANGUAGES if not language.spaced for word in language.time_words)
+)
+_EVENT_FORMS = [re.compile(language.event_forms) for language in LANGUAGES if language.event_forms]
+
+
+def _word_says_nothing(cls: str, run: str, latin: frozenset[str]) -> bool:
+    """Whether one piece of a query (after its times are cut out) is a stop word, a time or "an event"."""
+    if cls == "hangul":
+        stem = strip_korean_particle(run)
+        return (
+            run in KOREAN_STOPWORDS
+            or stem in KOREAN_STOPWORDS
+            or stem in _CJK_SAYS_NOTHING
+            or any(forms.fullmatch(run) or forms.fullmatch(stem) for forms in _EVENT_FORMS)
+        )
+    if cls == "cjk":  # what stop, time and event words leave: single kana at most (た, ね)
+        return all(
+            len(piece) == 1 and char_class(piece) == "hiragana" for piece in split_on_stopwords(run, _CJK_SAYS_NOTHING)
+        )
+    return run.isdigit() or len(run) == 1 or run in latin or run in _MONTHS or run in _WEEKDAYS
+
+
+def _says_only_a_time(query: str) -> bool:
+    """`names_only_a_time` for a query that says a time in another language: read on the query itself (CJK
+    keywords are cut into pairs of characters, which no word list can judge)."""
+    said = _other_languages(query)
+    spans = [span for span, _ in _absolute_matches(query, _ANY_DAY)] + [
+        span for span, _ in _relative_matches(query, _ANY_DAY)
+    ]
+    spans += [span for span, _, _, _ in said]
+    codes = {code for _, code, _, _ in said}
+    latin = _LATIN_SAYS_NOTHING.union(*(_BY_CODE[code].time_words for code in codes if _BY_CODE[code].spaced))
+    text = list(fold(query))
+    for start, end in spans:
+        text[start:end] = " " * (end - start)
+    for word in re.findall(r"\w+", "".join(text)):
+        for cls, run in itertools.groupby(word, key=lambda ch: _script(char_class(ch))):
+            if not _word_says_nothing(cls, "".join(run), latin):
+                return False
+    return True
+
+
+def _script(cls: str) -> str:
+    return cls if cls in ("hangul", "other") else "cjk"
+
+
+def names_only_a_time(terms: list[str], query: str | None = None) -> bool:
     """Whether a query's keywords (stop words already out) say nothing but a time and "an event": then only
     the logs of that time can answer it. Month and weekday names, years and day numbers count as time; no
-    keyword at all ("what did we do yesterday": all stop words) says nothing either."""
+    keyword at all ("what did we do yesterday": all stop words) says nothing either. With the `query`, a time
+    said in another language is read too ("was ist gestern passiert", "昨日何があった")."""
+    if query is not None and _other_languages(query):
+        return _says_only_a_time(query)
     for term in terms:
         word = term.lower().strip(".")
         if word in ENGLISH_STOPWORDS or word in _TIME_WORDS or word in _EVENT_WORDS:
