@@ -339,3 +339,15 @@ def test_searched_rows_unpack_a_compressed_text_only_when_it_is_read(tmp_path: P
     assert all(r.text == texts[r.id] for r in rows)  # as written, once read
     assert all(isinstance(r.__dict__["_stored"], str) for r in rows)  # unpacked once, kept
     store.close()
+
+
+def test_query_terms_are_cut_once_per_query_and_each_caller_gets_its_own_list() -> None:
+    from mdrecall.text import fts_query
+
+    query = "What did Caroline adopt in Vienna last spring?"
+    first = fts_query.expand_query_terms(query)
+    hits = fts_query._expanded_terms.cache_info().hits
+    first.append("changed by a caller")
+    again = fts_query.expand_query_terms(query)
+    assert again == first[:-1] and again is not first and "caroline" in [t.lower() for t in again]
+    assert fts_query._expanded_terms.cache_info().hits == hits + 1
