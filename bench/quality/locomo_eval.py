@@ -12,7 +12,7 @@ by the index-relevant config, so a re-run skips embedding. Every question asks f
   length of a result in lines (merged results are longer: the figure says by how much); read@k: one of the
   first k results' snippets (the text `memory_search` returns, what an agent reads without opening the file)
   holds an evidence line (its words after the speaker, up to 80 characters). BM25's snippet is the first
-  700 characters of its chunk, the spec's snippet.
+  700 characters of its chunk (OpenClaw's snippet).
 - Per category: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop.
 - Baseline: Okapi BM25 (k1 1.2, b 0.75, lower-cased \\w+ tokens, no stop list) over the very chunk rows
   the index holds.
@@ -286,7 +286,7 @@ def default_system(index: MemoryIndex, q: Question) -> list[Hit]:
     return [(r.path, r.start_line, r.end_line, r.snippet) for r in index.search(q.text, max_results=K).results]
 
 
-SPEC_SNIPPET = 700  # the spec's snippetMaxChars: the first 700 characters of the chunk
+SPEC_SNIPPET = 700  # snippetMaxChars: OpenClaw's snippet is the chunk's first 700 characters
 
 
 def bm25_system(cache: dict[str, tuple[OkapiBM25, list[tuple[str, int, int, str]]]], merge: bool = False) -> System:

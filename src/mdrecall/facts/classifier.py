@@ -116,12 +116,23 @@ def scorer_for(provider: EmbeddingProvider | None) -> Scorer | None:
     if classifier is None or provider.dims not in (None, classifier.dims):
         return None
 
-    def score(texts: list[str]) -> list[tuple[float, str | None]]:
+    return ClassifierScorer(provider, classifier)
+
+
+@dataclass(frozen=True)
+class ClassifierScorer:
+    """The capture classifier on one provider's vectors, as `rules.extract_rules` asks for it (a `Scorer`)."""
+
+    provider: EmbeddingProvider
+    classifier: CaptureClassifier
+
+    @property
+    def threshold(self) -> float:
+        return self.classifier.threshold
+
+    def __call__(self, texts: list[str]) -> list[tuple[float, str | None]]:
         if not texts:
             return []
-        vectors = np.asarray(provider.embed_batch(list(texts)), dtype=np.float32)
-        probabilities = classifier.probabilities(vectors, list(texts)).tolist()
-        return list(zip(probabilities, classifier.category_of(vectors), strict=True))
-
-    score.threshold = classifier.threshold  # type: ignore[attr-defined]
-    return score
+        vectors = np.asarray(self.provider.embed_batch(list(texts)), dtype=np.float32)
+        probabilities = self.classifier.probabilities(vectors, list(texts)).tolist()
+        return list(zip(probabilities, self.classifier.category_of(vectors), strict=True))

@@ -18,16 +18,24 @@ very long messages.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from mdrecall.facts.model import strip_injected
 from mdrecall.text.quoted import own_words
 from mdrecall.text.redact import sensitive_kind
 from mdrecall.text.tokens import has_cjk
 
+
 # texts -> (probability worth keeping, category or None) per text: the capture classifier (classifier.py)
-Scorer = Callable[[list[str]], list[tuple[float, str | None]]]
+class Scorer(Protocol):
+    """texts -> (probability of being worth keeping, category or None) each; kept at `threshold` or above."""
+
+    threshold: float
+
+    def __call__(self, texts: list[str]) -> list[tuple[float, str | None]]: ...
+
 
 MIN_CHARS = 8
 MAX_CHARS = 500
@@ -676,7 +684,7 @@ def extract_rules(user_messages: Iterable[str], limit: int | None = 3, scorer: S
         pending = [u for u in pending if rule_candidate(u, check_rejects=False) is None]
         if pending:
             scored = dict(zip(pending, scorer(pending), strict=True))
-    threshold = float(getattr(scorer, "threshold", 0.5))
+    threshold = scorer.threshold if scorer is not None else 1.0  # no scorer: nothing is scored
     out: list[Candidate] = []
     seen: set[str] = set()
     for group in groups:

@@ -47,6 +47,15 @@ def window_bm25(windows: Sequence[set[str]], terms: Sequence[str]) -> list[float
     return out
 
 
+def whole_words_pattern(terms: Sequence[str]) -> re.Pattern[str]:
+    r"""A regex finding any of these (non-empty) terms as a whole word, longest first, that matches exactly
+    what `(?<!\w)(?:t1|t2|...)(?!\w)` matches, about twice as fast: it opens with the class of the terms'
+    first characters, which the regex engine scans for, and checks the word start behind it."""
+    firsts = "".join(re.escape(c) for c in dict.fromkeys(t[0] for t in terms))
+    rests = "|".join(f"(?<={re.escape(t[0])}){re.escape(t[1:])}" for t in terms)
+    return re.compile(rf"[{firsts}](?<!\w[{firsts}])(?:{rests})(?!\w)")
+
+
 class TermFinder:
     """Which of the query's (folded) terms a text holds as whole indexed tokens.
 
@@ -56,9 +65,8 @@ class TermFinder:
 
     def __init__(self, terms: Sequence[str]) -> None:
         self.terms = set(terms)
-        ascii_terms = sorted((t for t in self.terms if t.isascii()), key=len, reverse=True)
-        alternation = "|".join(re.escape(t) for t in ascii_terms)
-        self._pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)") if ascii_terms else None
+        ascii_terms = sorted((t for t in self.terms if t and t.isascii()), key=len, reverse=True)
+        self._pattern = whole_words_pattern(ascii_terms) if ascii_terms else None
 
     def __call__(self, text: str) -> set[str]:
         if not text.isascii():
