@@ -70,3 +70,34 @@ def test_the_whole_words_pattern_finds_what_the_plain_alternation_finds() -> Non
         terms = sorted(set(rng.sample(words, rng.randint(1, 8))), key=len, reverse=True)
         plain = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(t) for t in terms) + r")(?!\w)")
         assert whole_words_pattern(terms).findall(text) == plain.findall(text), terms
+
+
+def test_the_snippet_focus_finds_the_terms_as_the_term_finder_does() -> None:
+    """keyword_focus reads ASCII lines without compiling TermFinder's regex: the same whole-word terms (query
+    terms are words: `expand_query_terms` cuts "x-ray" into "x" and "ray")."""
+    import random
+    import re
+
+    from mdrecall.retrieval.window_blend import _whole_words_in, keyword_focus
+
+    lines = [line for text in TEXTS for line in text.split("\n") if line.strip() and line.isascii()]
+    lines += ["c++ and x-ray", "the invoice-billing flow_id", "billing_invoice", "re-billing rebilling"]
+    words = sorted({w for line in lines for w in re.findall(r"\w+", line.lower())})
+    rng = random.Random(11)
+    for _ in range(300):
+        terms = sorted(set(rng.sample(words, rng.randint(1, 6))))
+        find = TermFinder(terms)
+        for line in lines:
+            assert _whole_words_in(line.lower(), terms) == find(line), (terms, line)
+    # the run of lines holding the most (and rarest) terms, in ASCII and CJK text alike
+    assert (
+        keyword_focus(TEXTS[0], ["lunch", "noon"])
+        == "- Tom fixed the billing invoice bug\n- Priya reviewed the invoice flow\n- lunch at noon"
+    ), "a tie: the first run"
+    assert (
+        keyword_focus(TEXTS[0], ["lunch", "again"])
+        == "- Priya reviewed the invoice flow\n- lunch at noon\n- billing again"
+    )
+    assert "東京" in (keyword_focus(TEXTS[3], ["東京", "invoice"]) or "")
+    assert keyword_focus(TEXTS[1], ["billing"]) is None
+    assert "Café notes" in (keyword_focus(TEXTS[3] + "\n- x\n- y\n- z", ["cafe"]) or ""), "folded as the index folds"

@@ -18,7 +18,6 @@ cut, a vector filled later for the whole chunk) keeps its chunk-level score on t
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Sequence
@@ -166,9 +165,18 @@ def keyword_focus(text: str, terms: Sequence[str]) -> str | None:
     folded = tuple(dict.fromkeys(fold_term(t) for t in terms))
     if not folded:
         return None
+    lowered = text.lower()
+    # the terms as TermFinder finds them, without compiling its regex (a search's one snippet focus would pay
+    # more for the compile than for the search): whole ASCII words, or the index's own tokens in other text;
+    # a term not even a substring of the chunk is not looked for in its ASCII lines
+    ascii_terms = [t for t in folded if t.isascii() and t in lowered]
+    if not ascii_terms and text.isascii():
+        return None
     lines = [line for line in text.split("\n") if line.strip()]
-    find = _finder(folded)
-    held = [find(line) for line in lines]
+    held = [
+        _whole_words_in(line.lower(), ascii_terms) if line.isascii() else indexed_tokens(line) & set(folded)
+        for line in lines
+    ]
     if not any(held):
         return None
     runs = [set().union(*held[i : i + FOCUS_LINES]) for i in range(max(1, len(lines) - FOCUS_LINES + 1))]
@@ -177,9 +185,23 @@ def keyword_focus(text: str, terms: Sequence[str]) -> str | None:
     return "\n".join(lines[best : best + FOCUS_LINES])
 
 
-@functools.lru_cache(maxsize=64)
-def _finder(terms: tuple[str, ...]) -> TermFinder:
-    return TermFinder(terms)
+def _whole_words_in(line: str, terms: Sequence[str]) -> set[str]:
+    """The (word) terms a lower-cased ASCII line holds as whole words, not inside a longer word, as
+    TermFinder's regex finds them."""
+    held = set()
+    for term in terms:
+        at = line.find(term)
+        while at >= 0:
+            end = at + len(term)
+            if not (at and _word_char(line[at - 1])) and not (end < len(line) and _word_char(line[end])):
+                held.add(term)
+                break
+            at = line.find(term, at + 1)
+    return held
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def blend(chunk_scores: dict[str, float], window_scores: dict[str, float], weight: float) -> dict[str, float]:

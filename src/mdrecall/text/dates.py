@@ -257,8 +257,6 @@ _Said = tuple[tuple[int, int], str, str, tuple[tuple[str, str], ...]]
 def _other_languages(query: str) -> tuple[_Said, ...]:
     """The times the query says in the other languages (`dates_languages`), where English said none: the
     longest reading wins where two overlap ("上周五" is last week's Friday, not last week)."""
-    taken = [span for span, _ in _absolute_matches(query, _ANY_DAY)]
-    taken += [span for span, _ in _relative_matches(query, _ANY_DAY)]
     folded = fold(query)
     words = set(re.findall(r"\w+", folded))
     found: list[_Said] = []
@@ -274,7 +272,11 @@ def _other_languages(query: str) -> tuple[_Said, ...]:
                     continue  # French "hier" alone, in a query that does not read as French
                 groups = tuple(sorted((k, v) for k, v in m.groupdict().items() if v is not None))
                 found.append((m.span(), language.code, rule.kind, groups))
+    if not found:  # most queries: no need to read the English times
+        return ()
     found.sort(key=lambda said: (said[0][0] - said[0][1], said[0][0]))
+    taken = [span for span, _ in _absolute_matches(query, _ANY_DAY)]
+    taken += [span for span, _ in _relative_matches(query, _ANY_DAY)]
     out: list[_Said] = []
     for said in found:
         (start, end), _, _, _ = said
