@@ -112,7 +112,7 @@ def score_question(hits: Sequence[Hit], q: Question) -> dict[str, float]:
         "hit@5": float(first is not None and first < 5),
         "hit@10": float(first is not None),
         "ev@10": covered / len(q.evidence) if q.evidence else 0.0,
-        # nan for a system whose results carry no snippet (the table prints nan, not a misleading 0)
+        # nan for a system whose results carry no snippet (the table prints "-", the JSON null: not a misleading 0)
         "read@1": float(read is not None and read < 1) if not hits or len(hits[0]) > 3 else math.nan,
         "read@5": float(read is not None and read < 5) if not hits or len(hits[0]) > 3 else math.nan,
         "zero": float(not hits),
@@ -123,8 +123,9 @@ def score_question(hits: Sequence[Hit], q: Question) -> dict[str, float]:
 def aggregate(per_question: Sequence[dict[str, float]], questions: Sequence[Question]) -> dict[str, Any]:
     """Means over all questions and per category."""
 
-    def mean(rows: list[dict[str, float]]) -> dict[str, float]:
-        return {k: round(sum(r[k] for r in rows) / len(rows), 4) for k in rows[0]} if rows else {}
+    def mean(rows: list[dict[str, float]]) -> dict[str, float | None]:
+        out = {k: round(sum(r[k] for r in rows) / len(rows), 4) for k in rows[0]} if rows else {}
+        return {k: None if v != v else v for k, v in out.items()}  # nan (no snippets): null in the JSON
 
     out: dict[str, Any] = {"all": mean(list(per_question))}
     for cat, name in CATEGORIES.items():
@@ -457,7 +458,10 @@ def print_table(results: dict[str, dict[str, Any]], count: int) -> None:
     print(f"\nLoCoMo: {count} questions, 10 results each")
     print(f"{'system':44}" + "".join(f"{c:>8}" for c in COLUMNS))
     for name, res in results.items():
-        print(f"{name:44}" + "".join(f"{res['all'][c]:>8.3f}" for c in COLUMNS))
+        print(
+            f"{name:44}"
+            + "".join(f"{res['all'][c]:>8.3f}" if res["all"][c] is not None else f"{'-':>8}" for c in COLUMNS)
+        )
     print("\nhit@5 per category (hit@1 in parentheses)")
     print(f"{'system':44}" + "".join(f"{n:>16}" for n in CATEGORIES.values()))
     for name, res in results.items():
