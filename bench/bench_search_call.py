@@ -10,7 +10,9 @@
 
 Both are measured query by query with the floor in the same process (the call, then the floor, then a pause
 that lets numpy's BLAS threads stop spinning), so a busy machine's noise hits both alike.
-Every query is a different one (no cache of an earlier answer helps).
+Every query is a different one (no cache of an earlier answer helps). With every default most queries list
+one result (the tail floor drops the rest); `--all-results` sets `relativeFloor = 0`, so the versions are
+compared on all 10.
 Several versions of the code can be compared in one run (`--src DIR` per version, each a `src` folder): each
 runs in its own worker process on the same index files, and the workers take turns, 40 queries each (the
 first version first, then the last first). `--dump FILE` also writes every query's results (path, lines,
@@ -104,6 +106,9 @@ def query_set(chunks: int, count: int, seed: int = 11) -> list[tuple[str, int]]:
     return out
 
 
+ALL_RESULTS = "MDRECALL_BENCH_ALL_RESULTS"
+
+
 # -- worker: one version of the code ------------------------------------------------------------------------
 
 
@@ -137,7 +142,8 @@ def worker(path: Path, chunks: int, mode: str, count: int) -> None:
 
     bs = _bench_search()
     store = bs.open_store(path, "numpy")
-    cfg = parse_config({}).query
+    # --all-results: no tail floor, so every query lists its 10 results and the versions are compared on all
+    cfg = parse_config({"query": {"relativeFloor": 0}} if os.environ.get(ALL_RESULTS) else {}).query
     matrix = store.vector_matrix()
     assert matrix is not None
     rng = np.random.default_rng(7)
@@ -268,8 +274,15 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="folder keeping the built indexes between runs")
     parser.add_argument("--dump", type=Path, help="write every query's results per version here")
     parser.add_argument("--out", type=Path, default=Path("bench/results/search_call.json"))
+    parser.add_argument(
+        "--all-results",
+        action="store_true",
+        help="no tail floor (relativeFloor 0): every query lists 10 results, all compared between versions",
+    )
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.all_results:
+        os.environ[ALL_RESULTS] = "1"  # read by the workers this process starts
     if args.worker:
         worker(Path(args.worker[0]), int(args.worker[1]), args.worker[2], int(args.worker[3]))
         return
