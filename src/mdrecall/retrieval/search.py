@@ -105,7 +105,7 @@ def snippet_window(text: str, max_chars: int, terms: Sequence[str] = (), focus: 
     scored best on both sides) is shown whole, with whole lines before it and the text after it; the snippet
     starts at the chunk's start when the focus lies within its first max_chars. Measured on LoCoMo dev
     (bench/quality/locomo_eval.py read@1): the first result's snippet holds an evidence line for .26 of the
-    questions when it is the chunk's start, .64 with the focus (keyword mode .24 -> .56).
+    questions when it is the chunk's start, .64 with the focus (keyword mode .24 -> .59).
     Without a focus (or in a focus longer than the snippet), when the first matched word lies past the first
     window, the window starts at the beginning of that word's line (or a little before the word on a very
     long line), so an identifier found by keyword search is visible in the snippet.
@@ -121,7 +121,7 @@ def snippet_window(text: str, max_chars: int, terms: Sequence[str] = (), focus: 
         if end - start < max_chars:
             # the whole focus, after two thirds of the room left (whole lines), then as much after it as fits
             # (all of the room when the chunk ends first): LoCoMo dev read@1 .641 (all the room before it:
-            # .635, a third: .620), keyword mode .562 (.535)
+            # .635, a third: .620)
             lead = min(start - (max_chars - (end - start)) * 2 // 3, len(text) - max_chars)
             newline = text.find("\n", lead - 1) if lead > 0 else -1
             start = 0 if lead <= 0 else (newline + 1 if 0 <= newline < start else start)
@@ -972,7 +972,7 @@ def run_search(
     elif not kept:
         notice = empty_notice(hits, threshold, abstain, calibration is not None)
     notice = join_notices(notice, rerank_notice, cut_notice(query))
-    words, keywords = query_words(cleaned), expand_query_terms(cleaned)
+    words, keywords = query_words(cleaned), expand_query_terms(what)  # the keywords the ranking used
     results = [_to_result(h, query_cfg.snippet_max_chars, mode, words, keywords) for h in kept]
     if trace is not None:
         for result, hit in zip(results, kept, strict=True):

@@ -155,34 +155,33 @@ def best_window_scores(
     return best
 
 
-FOCUS_LINES = 3  # the lines of a keyword focus, as many as a window holds (documents/windows.py)
-
-
 def keyword_focus(text: str, terms: Sequence[str]) -> str | None:
-    """The few consecutive lines of `text` that hold the query's keywords best (window_bm25 over every run of
-    FOCUS_LINES non-blank lines), or None when it holds none: the snippet's focus when no vector scored the
-    windows (keyword or vector mode, remote models)."""
+    """The window of `text` (cut as at indexing, `chunk_windows`) that holds the query's keywords best
+    (window_bm25 among its windows), or None when it holds none: the snippet's focus when no vector scored
+    the windows (keyword or vector mode, remote models)."""
     folded = tuple(dict.fromkeys(fold_term(t) for t in terms))
     if not folded:
         return None
-    lowered = text.lower()
     # the terms as TermFinder finds them, without compiling its regex (a search's one snippet focus would pay
     # more for the compile than for the search): whole ASCII words, or the index's own tokens in other text;
     # a term not even a substring of the chunk is not looked for in its ASCII lines
-    ascii_terms = [t for t in folded if t.isascii() and t in lowered]
+    ascii_terms = [t for t in folded if t.isascii() and t in text.lower()]
     if not ascii_terms and text.isascii():
         return None
-    lines = [line for line in text.split("\n") if line.strip()]
+    windows = chunk_windows(text, WindowPlan())
     held = [
-        _whole_words_in(line.lower(), ascii_terms) if line.isascii() else indexed_tokens(line) & set(folded)
-        for line in lines
+        set().union(
+            *(
+                _whole_words_in(unit.lower(), ascii_terms) if unit.isascii() else indexed_tokens(unit) & set(folded)
+                for unit in window.split("\n")
+            )
+        )
+        for window in windows
     ]
     if not any(held):
         return None
-    runs = [set().union(*held[i : i + FOCUS_LINES]) for i in range(max(1, len(lines) - FOCUS_LINES + 1))]
-    scores = window_bm25(runs, folded)
-    best = max(range(len(runs)), key=scores.__getitem__)
-    return "\n".join(lines[best : best + FOCUS_LINES])
+    scores = window_bm25(held, folded)
+    return windows[max(range(len(windows)), key=scores.__getitem__)]
 
 
 def _whole_words_in(line: str, terms: Sequence[str]) -> set[str]:
