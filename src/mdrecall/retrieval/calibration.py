@@ -78,6 +78,8 @@ def calibration_for(model: str | None, scoring: str, query: str | None = None) -
 
 def latin_letters(text: str) -> bool:
     """Every letter of the text is a Latin one (accents included)."""
+    if text.isascii():  # A-Z and a-z: Latin letters, whatever else the text holds
+        return True
     import unicodedata
 
     return all(unicodedata.name(ch, "").startswith("LATIN") for ch in text if ch.isalpha())

@@ -536,14 +536,41 @@ def _vector_rows(
 
 
 def _start_vector_rows(
-    store: IndexStore, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int, mode: str
+    store: IndexStore,
+    vector: np.ndarray | None,
+    model: str,
+    sources: Sequence[str],
+    limit: int,
+    mode: str,
+    cut: int | None = None,
 ) -> Callable[[], list[SearchRow]]:
     """The vector side, finished by the returned function: begun beside the keyword side in hybrid mode
-    (`IndexStore.start_vector_search`), done at once otherwise (vector-only: its scan may use both cores)."""
+    (`IndexStore.start_vector_search`), done at once otherwise (vector-only: its scan may use both cores).
+    `cut`: only the best `cut` rows can make the results (`_rows_before_cut`)."""
     if vector is None or mode != "hybrid":
-        rows = _vector_rows(store, vector, model, sources, limit)
+        rows = (
+            _vector_rows(store, vector, model, sources, limit)
+            if cut is None
+            else _rows_before_cut(store, vector, model, sources, limit, cut)
+        )
         return lambda: rows
     return store.start_vector_search(vector, model, sources, limit)
+
+
+def _rows_before_cut(
+    store: IndexStore, vector: np.ndarray, model: str, sources: Sequence[str], limit: int, cut: int
+) -> list[SearchRow]:
+    """The best `limit` vector rows when only the best `cut` of them can make the results: a vector-only
+    search with calibrated scores and nothing that re-orders the candidates (no date boost, no decay) calibrates
+    the best `top_count` and drops the rest. So the store reads the rows of the best `cut` + 1 only (~5 us a
+    row; the ranking is the same): the last one tells whether a tie crosses the cut (the store orders ties by
+    rowid, the search by path), and only then (as good as never) are all `limit` read."""
+    if limit <= cut + 1:
+        return _vector_rows(store, vector, model, sources, limit)
+    rows = store.vector_search(vector, model, sources, limit, read=cut + 1)
+    if len(rows) > cut and rows[cut].score == rows[cut - 1].score:
+        return _vector_rows(store, vector, model, sources, limit)
+    return rows[:cut]
 
 
 # Only the best fused candidates are re-scored by their windows: the blend decides the first results, and
@@ -881,7 +908,11 @@ def run_search(
         query_vector = center_query(provider, query_vector, centering_weight(provider, query_cfg.centering))
     # hybrid: the store's vector scan runs beside the keyword side (IndexStore.start_vector_search)
     vector_model = provider.model if provider else model
-    finish_vector = _start_vector_rows(store, query_vector, vector_model, sources, candidates, mode)
+    calibration = calibration_for(model, query_cfg.scoring, cleaned) if query_vector is not None else None
+    decay_cfg = query_cfg.temporal_decay
+    reorders = bool(ranges) or decay_cfg.enabled or explain  # (explain: every candidate's scores are shown)
+    cut = top_count(limit) if mode == "vector" and calibration is not None and not reorders else None
+    finish_vector = _start_vector_rows(store, query_vector, vector_model, sources, candidates, mode, cut)
     keyword: list[SearchRow] = []
     if mode != "vector":
         keyword = _keyword_rows(store, what, model, sources, candidates, expanded, query_cfg.word_forms)
@@ -904,7 +935,6 @@ def run_search(
     if trace is not None:
         held = lambda h: ", ".join(i for i in identifiers if holds_identifier(h.row.text, i))  # noqa: E731
         trace.stage("identifier", "identifier boost", hits, lambda h: f"holds {held(h)} verbatim")
-    decay_cfg = query_cfg.temporal_decay
     if decay_cfg.enabled and hits:
         mtimes = _session_mtimes(store, hits)
         hits = apply_temporal_decay(hits, decay_cfg.half_life_days, now_s, mtimes, decay_cfg.floor)
@@ -914,7 +944,6 @@ def run_search(
                 "decay", "temporal decay", hits, lambda h: decay_detail(h, cfg.half_life_days, now_s, mtimes, cfg.floor)
             )
 
-    calibration = calibration_for(model, query_cfg.scoring, cleaned) if query_vector is not None else None
     if min_score is not None:
         threshold = min_score
     elif strict or calibration is None:
@@ -971,7 +1000,7 @@ def run_search(
         )
     elif not kept:
         notice = empty_notice(hits, threshold, abstain, calibration is not None)
-    notice = join_notices(notice, rerank_notice, cut_notice(query))
+    notice = join_notices(notice, rerank_notice, cut_notice(query, cleaned))
     words, keywords = query_words(cleaned), expand_query_terms(what)  # the keywords the ranking used
     results = [_to_result(h, query_cfg.snippet_max_chars, mode, words, keywords) for h in kept]
     if trace is not None:

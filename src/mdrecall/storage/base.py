@@ -142,7 +142,13 @@ class IndexStore(Protocol):
 
     # -- search ----------------------------------------------------------------------------------------------
     def keyword_search(self, fts_query: str, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]: ...
-    def vector_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]: ...
+    def vector_search(
+        self, query: np.ndarray, model: str, sources: Sequence[str], limit: int, read: int | None = None
+    ) -> list[SearchRow]:
+        """The best `limit` chunks, best first. `read`: the caller needs only the first `read` of them (the same
+        rows as the first `read` of the whole answer); a store may return more."""
+        ...
+
     def start_vector_search(
         self, query: np.ndarray, model: str, sources: Sequence[str], limit: int
     ) -> Callable[[], list[SearchRow]]:

@@ -507,6 +507,7 @@ class Store:
         # chunk id -> rowid of the rows searches read, while the index stays the same (the same key)
         self._rowid_key: tuple[int, int] | None = None
         self._rowid_memo: dict[str, int] = {}
+        self._present_memo: dict[str, bool] = {}  # terms_present's answers, emptied with the rowid memo
         self._fts_deleted = False  # rows left the FTS index since the last tidy_fts
         check_index_path(self.path)  # never open (and so never write) a file mdrecall did not create
         if not read_only:
@@ -1213,7 +1214,7 @@ class Store:
         moves `data_version`, this one's writes `total_changes`) or when it grew large."""
         key = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]), int(self.conn.total_changes()))
         if key != self._rowid_key or len(self._rowid_memo) > ROWID_MEMO_MAX:
-            self._rowid_key, self._rowid_memo = key, {}
+            self._rowid_key, self._rowid_memo, self._present_memo = key, {}, {}
         return self._rowid_memo
 
     def _rowids(self, chunk_ids: Sequence[str]) -> dict[str, int]:
@@ -1230,17 +1231,26 @@ class Store:
                 memo[str(chunk_id)] = int(rowid)
         return {i: memo[i] for i in ids if memo[i] != NOT_INDEXED}
 
-    def vector_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
+    def vector_search(
+        self, query: np.ndarray, model: str, sources: Sequence[str], limit: int, read: int | None = None
+    ) -> list[SearchRow]:
         """Top chunks by cosine similarity, each scored by its best window, exact.
 
         The numpy engine (default) multiplies a cached float32 matrix of every window by the query; the
         "sqlite-vec" engine asks vec0 for the k nearest. Both filter by model and source after ranking and
-        widen the net when the filter drops rows; neither counts the table per query.
+        widen the net when the filter drops rows; neither counts the table per query. `read`: the numpy engine
+        reads the rows of the best `read` only (the first `read` of the `limit` it ranks).
         """
-        return self.start_vector_search(query, model, sources, limit, beside=False)()
+        return self.start_vector_search(query, model, sources, limit, beside=False, read=read)()
 
     def start_vector_search(
-        self, query: np.ndarray, model: str, sources: Sequence[str], limit: int, beside: bool = True
+        self,
+        query: np.ndarray,
+        model: str,
+        sources: Sequence[str],
+        limit: int,
+        beside: bool = True,
+        read: int | None = None,
     ) -> Callable[[], list[SearchRow]]:
         """`vector_search` begun now: with `beside` and a large matrix, its scan runs on the vector module's
         helper thread while the caller goes on (the scan needs no SQL and releases the GIL), and the returned
@@ -1254,7 +1264,7 @@ class Store:
         if matrix is None or len(matrix) == 0 or matrix.dims != len(query):
             return list
         first = matrix.start_top(query, limit) if beside else None
-        return lambda: self._matrix_rows(matrix, query, model, sources, limit, first)
+        return lambda: self._matrix_rows(matrix, query, model, sources, limit, first, read)
 
     def _matrix_rows(
         self,
@@ -1264,21 +1274,30 @@ class Store:
         sources: Sequence[str],
         limit: int,
         first: Callable[[], tuple[np.ndarray, np.ndarray]] | None,
+        read: int | None = None,
     ) -> list[SearchRow]:
+        """The first `read` (default `limit`) rows of the best chunks of these sources and model, best first:
+        rows are read best first, as many at a time as are still wanted (~5 us a row)."""
         wanted = set(sources)
+        want = limit if read is None else max(1, min(read, limit))
         k = limit
         while True:
             rowids, scores = first() if first is not None else matrix.top(query, k)
             first = None
-            rows = self._chunks_by_rowid([int(r) for r in rowids])
-            out = []
-            for rowid, score in zip(rowids.tolist(), scores.tolist(), strict=True):
-                r = rows.get(rowid)
-                if r is None or r[2] not in wanted or r[6] != model:
-                    continue
-                out.append(PackedTextRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(score)))
-            if len(out) >= limit or k >= len(matrix):
-                return out[:limit]
+            ranked, scored = rowids.tolist(), scores.tolist()
+            out: list[SearchRow] = []
+            at = 0
+            while at < len(ranked) and len(out) < want:
+                batch = ranked[at : at + want - len(out)]
+                rows = self._chunks_by_rowid(batch)
+                for rowid, score in zip(batch, scored[at : at + len(batch)], strict=True):
+                    r = rows.get(rowid)
+                    if r is None or r[2] not in wanted or r[6] != model:
+                        continue
+                    out.append(PackedTextRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(score)))
+                at += len(batch)
+            if len(out) >= want or k >= len(matrix):
+                return out
             k *= 4
 
     def window_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -1323,13 +1342,21 @@ class Store:
 
     def terms_present(self, matches: Sequence[str]) -> set[str]:
         """The FTS5 match units (a quoted term, a prefix) that at least one indexed chunk holds: one MATCH
-        with LIMIT 1 each (no ranking). Without FTS5 every unit counts as present."""
+        with LIMIT 1 each (no ranking), remembered until the index changes (a search asks for the names of its
+        query: the same few names come back). Without FTS5 every unit counts as present."""
         if not self.fts.available:
             return set(matches)
+        self._rowid_map()  # empties the memo when the index changed
+        memo = self._present_memo
+        if len(memo) > ROWID_MEMO_MAX:
+            memo.clear()
         out: set[str] = set()
         for match in dict.fromkeys(matches):
-            row = self.conn.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (match,)).fetchone()
-            if row is not None:
+            held = memo.get(match)
+            if held is None:
+                sql = "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1"
+                held = memo[match] = self.conn.execute(sql, (match,)).fetchone() is not None
+            if held:
                 out.add(match)
         return out
 

@@ -48,11 +48,13 @@ def is_query_cut(text: str) -> bool:
     return bound_query(text) != " ".join(str(text or "").replace("\x00", " ").split())
 
 
-def cut_notice(text: str) -> str | None:
-    """The notice a search adds when its query was cut, else None."""
-    if not is_query_cut(text):
+def cut_notice(text: str, bounded: str | None = None) -> str | None:
+    """The notice a search adds when its query was cut, else None. `bounded`: `bound_query(text)`, when the
+    caller has it."""
+    bounded = bound_query(text) if bounded is None else bounded
+    if bounded == " ".join(str(text or "").replace("\x00", " ").split()):
         return None
-    kept = len(bound_query(text).split())
+    kept = len(bounded.split())
     return f"the query was cut to its first {kept} words (at most {MAX_QUERY_WORDS} words, {MAX_QUERY_CHARS} chars)"
 
 

@@ -29,8 +29,8 @@ import os
 import re
 from datetime import date, timedelta
 
-from mdrecall.text.dates_languages import FIXED_KINDS, LANGUAGES, RELATIVE_KINDS, Language, fold, reads_as
-from mdrecall.text.fts_query import strip_korean_particle
+from mdrecall.text.dates_languages import FIXED_KINDS, LANGUAGES, RELATIVE_KINDS, Language, Rule, fold, reads_as
+from mdrecall.text.fts_query import indexed_tokens, strip_korean_particle
 from mdrecall.text.keywords import split_on_stopwords
 from mdrecall.text.stopwords import CHINESE_CHARS, CHINESE_WORDS, _words
 from mdrecall.text.stopwords import ENGLISH as ENGLISH_STOPWORDS
@@ -74,6 +74,24 @@ _SEASON = re.compile(
 )
 _WEEKEND = re.compile(r"\b(?:over|on|during|at)\s+the\s+weekend\b|\b(?:last|this|past)\s+weekend\b", re.I)
 ARCHIVE_AFTER_DAYS = 30
+# Every English pattern above holds a digit or, as a whole word, a month, weekday or season name or one of
+# the other words below, matched with the same case folding: a query holding none names no English time, and
+# the ~20 pattern scans are skipped (most queries: `_english_hint`). tests/test_latency_search_call.py checks
+# that the answers equal those of the full scans.
+_HINT_WORDS = frozenset({*_MONTHS, *_WEEKDAYS, *_SEASONS, "ago", "yesterday", "today", "tonight", "morning", "evening"})
+_HINT_WORDS |= {"afternoon", "week", "weekend", "month", "year"}
+_ENGLISH_HINT = re.compile(r"\d|\b(?:" + "|".join(sorted(_HINT_WORDS, key=len, reverse=True)) + r")\b", re.I)
+
+
+def _english_hint(query: str) -> bool:
+    """Whether the query may name a time in English (False: none of the English patterns can match it). An
+    ASCII query's whole words are its indexed tokens (lower-cased runs of word characters): a set lookup."""
+    if query.isascii():
+        return _DIGIT.search(query) is not None or not _HINT_WORDS.isdisjoint(indexed_tokens(query))
+    return _ENGLISH_HINT.search(query) is not None
+
+
+_DIGIT = re.compile(r"\d")
 
 
 def _month_range(year: int, month: int) -> DateRange:
@@ -106,6 +124,8 @@ def _date_ranges(year: int | None, month: int | None, day: int | None, today: da
 
 def _absolute_matches(query: str, today: date) -> list[tuple[tuple[int, int], list[DateRange]]]:
     out: list[tuple[tuple[int, int], list[DateRange]]] = []
+    if not _english_hint(query):
+        return out
     taken: list[tuple[int, int]] = []  # spans already read by a more specific pattern
     for pattern in _PATTERNS:
         for m in pattern.finditer(query):
@@ -214,6 +234,8 @@ def _relative_matches(query: str, today: date) -> list[tuple[tuple[int, int], Da
     """Each relative time of the query: (its span in the query, its day range). A span inside a longer one
     ("the day before yesterday" holds "yesterday") is read once, as the longer one."""
     found: list[tuple[tuple[int, int], DateRange]] = []
+    if not _english_hint(query):
+        return found
 
     def add(span: tuple[int, int], rng: DateRange) -> None:
         if any(s <= span[0] and span[1] <= e for (s, e), _ in found):
@@ -261,6 +283,9 @@ def _other_languages(query: str) -> tuple[_Said, ...]:
     words = set(re.findall(r"\w+", folded))
     found: list[_Said] = []
     cjk = has_cjk(folded)
+    guard, unguarded = _spaced_rule_guard()
+    if not cjk and guard.isdisjoint(words) and not any(rule.pattern.search(folded) for rule in unguarded):
+        return ()  # every rule below is skipped by its words or finds nothing (most queries)
     for language in LANGUAGES:
         if not (language.spaced or cjk):
             continue
@@ -284,6 +309,16 @@ def _other_languages(query: str) -> tuple[_Said, ...]:
             taken.append((start, end))
             out.append(said)
     return tuple(sorted(out))
+
+
+@functools.cache
+def _spaced_rule_guard() -> tuple[frozenset[str], tuple[Rule, ...]]:
+    """(every word that lets a rule of a Latin-script language be tried (`Rule.words`), the rules tried on every
+    query): a query holding none of the words, no CJK and no match of those rules says no time in another
+    language."""
+    rules = [rule for language in LANGUAGES if language.spaced for rule in language.rules]
+    words = frozenset().union(*(rule.words for rule in rules))
+    return words, tuple(rule for rule in rules if not rule.words)
 
 
 def _read(code: str, kind: str, groups: dict[str, str], today: date) -> list[DateRange]:

@@ -206,6 +206,8 @@ def _fold_char(ch: str) -> str:
 
 def fold(text: str) -> str:
     """Lower case, Latin accents off, full-width digits as ASCII: one character for one (spans stay valid)."""
+    if text.isascii():  # each ASCII character folds to itself lower-cased
+        return text.lower()
     return "".join(_fold_char(ch) for ch in text)
 
 

@@ -549,11 +549,14 @@ class PgStore:
         this process to run beside the keyword side."""
         return lambda: self.vector_search(query, model, sources, limit)
 
-    def vector_search(self, query: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[SearchRow]:
+    def vector_search(
+        self, query: np.ndarray, model: str, sources: Sequence[str], limit: int, read: int | None = None
+    ) -> list[SearchRow]:
         """Nearest chunks by cosine, each scored by its best window (as the builtin store scores them).
 
         Nearest windows first (this generation's HNSW index when it has one, else an exact scan of its rows),
-        widened while fewer than `limit` distinct chunks came back and more windows exist."""
+        widened while fewer than `limit` distinct chunks came back and more windows exist. `read` changes
+        nothing: the rows come with the ranking."""
         if limit <= 0:
             return []
         vector = np.asarray(query, dtype=np.float32).reshape(-1)
