@@ -93,9 +93,22 @@ def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
     (the bare product alone is faster with two: 29 vs 39 ms); at load ~5, 60-64 ms CPU (114-134 ms wall)
     against 83-88 ms (169-176 ms wall)."""
     controller = _blas_controller()
-    if controller is None:
-        return contextlib.nullcontext()
-    return controller.limit(limits=1, user_api="blas")
+    if controller is None or getattr(_ONE_THREAD, "held", False):
+        return contextlib.nullcontext()  # (inside a limit already: a query's products share one, ~20 us each)
+    return _one_thread(controller)
+
+
+_ONE_THREAD = threading.local()  # .held: this thread is inside `one_blas_thread`
+
+
+@contextlib.contextmanager
+def _one_thread(controller: Any) -> Any:
+    with controller.limit(limits=1, user_api="blas"):
+        _ONE_THREAD.held = True
+        try:
+            yield
+        finally:
+            _ONE_THREAD.held = False
 
 
 _HELPER: ThreadPoolExecutor | None = None
@@ -354,6 +367,10 @@ class VectorMatrix:
         """The k best chunks as (chunk rowids, scores), best first."""
         if k <= 0 or len(self) == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        with one_blas_thread():  # one limit for every product of the query
+            return self._top(query, k)
+
+    def _top(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         wide = rescore_count(k)
         if self.quantized_pass and wide < len(self):
             chunks = self.approximate_top(query, wide)

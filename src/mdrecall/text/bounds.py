@@ -24,9 +24,11 @@ def bound_query(text: str) -> str:
     """The part of a query that is searched: whitespace collapsed, NULs dropped, at most MAX_QUERY_WORDS words
     (each Chinese, Japanese or Korean character counts as a word: a model reads it as one token or more) and
     MAX_QUERY_CHARS characters (cut at a word boundary when there is one)."""
-    kept: list[str] = []
+    raw = str(text or "")
+    words = raw.replace("\x00", " ").split()
+    kept: list[str] = words[:MAX_QUERY_WORDS] if raw.isascii() else []  # ASCII: no CJK character, one word each
     used = 0
-    for word in str(text or "").replace("\x00", " ").split():
+    for word in words if not raw.isascii() else ():
         if used >= MAX_QUERY_WORDS:
             break
         prefix, cjk = cjk_prefix(word, MAX_QUERY_WORDS - used)

@@ -414,6 +414,7 @@ _DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 EVERGREEN_NAMES = frozenset({"memory.md"})
 
 
+@functools.lru_cache(maxsize=8192)  # asked for every candidate of every search: the same paths come back
 def file_date(path: str) -> date | None:
     """The date a daily note's file name carries, or None (evergreen). Impossible dates are no date."""
     name = os.path.basename(path.replace("\\", "/"))
