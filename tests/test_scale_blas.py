@@ -33,4 +33,5 @@ def test_one_thread_product_gives_the_brute_force_top_k(monkeypatch: pytest.Monk
     assert rowids.tolist() == (np.argsort(-best, kind="stable")[:10] + 1).tolist()
     assert np.allclose(scores, np.sort(best)[::-1][:10], atol=1e-5)
     assert controller is not None  # threadpoolctl is a dependency: the limit is really applied
-    assert threads == [1]
+    assert threads[0] == 1 and threads[1:] == [0] * (len(threads) - 1)  # one limit, shared by its products
+    assert len(threads) >= 2

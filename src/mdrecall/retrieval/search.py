@@ -536,41 +536,44 @@ def _vector_rows(
 
 
 def _start_vector_rows(
-    store: IndexStore,
-    vector: np.ndarray | None,
-    model: str,
-    sources: Sequence[str],
-    limit: int,
-    mode: str,
-    cut: int | None = None,
+    store: IndexStore, vector: np.ndarray | None, model: str, sources: Sequence[str], limit: int, mode: str
 ) -> Callable[[], list[SearchRow]]:
     """The vector side, finished by the returned function: begun beside the keyword side in hybrid mode
-    (`IndexStore.start_vector_search`), done at once otherwise (vector-only: its scan may use both cores).
-    `cut`: only the best `cut` rows can make the results (`_rows_before_cut`)."""
+    (`IndexStore.start_vector_search`), done at once otherwise (vector-only: its scan may use both cores)."""
     if vector is None or mode != "hybrid":
-        rows = (
-            _vector_rows(store, vector, model, sources, limit)
-            if cut is None
-            else _rows_before_cut(store, vector, model, sources, limit, cut)
-        )
+        rows = _vector_rows(store, vector, model, sources, limit)
         return lambda: rows
     return store.start_vector_search(vector, model, sources, limit)
 
 
-def _rows_before_cut(
-    store: IndexStore, vector: np.ndarray, model: str, sources: Sequence[str], limit: int, cut: int
-) -> list[SearchRow]:
-    """The best `limit` vector rows when only the best `cut` of them can make the results: a vector-only
-    search with calibrated scores and nothing that re-orders the candidates (no date boost, no decay) calibrates
-    the best `top_count` and drops the rest. So the store reads the rows of the best `cut` + 1 only (~5 us a
-    row; the ranking is the same): the last one tells whether a tie crosses the cut (the store orders ties by
-    rowid, the search by path), and only then (as good as never) are all `limit` read."""
-    if limit <= cut + 1:
-        return _vector_rows(store, vector, model, sources, limit)
-    rows = store.vector_search(vector, model, sources, limit, read=cut + 1)
-    if len(rows) > cut and rows[cut].score == rows[cut - 1].score:
-        return _vector_rows(store, vector, model, sources, limit)
-    return rows[:cut]
+def _settled(rows: list[SearchRow], n: int) -> list[SearchRow] | None:
+    """The first `n` of rows ranked by the store (ties by rowid) when they are the first `n` as the search sorts
+    them (ties by path): the row after them scores lower. None when a tie crosses the cut."""
+    return rows[:n] if len(rows) <= n or rows[n].score < rows[n - 1].score else None
+
+
+def _vector_prefix(
+    store: IndexStore, vector: np.ndarray, model: str, sources: Sequence[str], limit: int, cut: int, first: int
+) -> tuple[list[SearchRow], Callable[[], list[SearchRow]] | None]:
+    """The vector rows of a vector-only search with calibrated scores and nothing that re-orders its candidates
+    (no date boost, no decay): it calibrates the best `cut` (`top_count`) and drops the rest, and its results
+    are made of the first few. So only the rows of the best `first` are read (~5 us a row; one more tells
+    whether a tie crosses the cut: the store orders ties by rowid, the search by path), with a function that
+    gives the best `cut` when the search needs them (the store remembers its ranking), or every `limit` when a
+    tie crosses that cut too (as good as never). Returns (rows, None) when the rows are all the search can use."""
+    rows = store.vector_search(vector, model, sources, limit, read=first + 1)
+    if len(rows) > first + 1:  # a store that reads every row with its ranking
+        settled = _settled(rows, cut)
+        return (settled if settled is not None else rows), None
+
+    def best() -> list[SearchRow]:
+        settled = _settled(store.vector_search(vector, model, sources, limit, read=cut + 1), cut)
+        return settled if settled is not None else store.vector_search(vector, model, sources, limit)
+
+    if len(rows) <= first:  # every row there is
+        return rows, None
+    start = _settled(rows, first)
+    return (start, best) if start is not None else (best(), None)
 
 
 # Only the best fused candidates are re-scored by their windows: the blend decides the first results, and
@@ -911,8 +914,13 @@ def run_search(
     calibration = calibration_for(model, query_cfg.scoring, cleaned) if query_vector is not None else None
     decay_cfg = query_cfg.temporal_decay
     reorders = bool(ranges) or decay_cfg.enabled or explain  # (explain: every candidate's scores are shown)
-    cut = top_count(limit) if mode == "vector" and calibration is not None and not reorders else None
-    finish_vector = _start_vector_rows(store, query_vector, vector_model, sources, candidates, mode, cut)
+    more: Callable[[], list[SearchRow]] | None = None  # the rest of the vector rows the search may need
+    if mode == "vector" and query_vector is not None and calibration is not None and not reorders:
+        cut, first = top_count(limit), limit + 2  # `limit` results and a chunk that may join one of them
+        vector_rows, more = _vector_prefix(store, query_vector, vector_model, sources, candidates, cut, first)
+        finish_vector = lambda: vector_rows  # noqa: E731
+    else:
+        finish_vector = _start_vector_rows(store, query_vector, vector_model, sources, candidates, mode)
     keyword: list[SearchRow] = []
     if mode != "vector":
         keyword = _keyword_rows(store, what, model, sources, candidates, expanded, query_cfg.word_forms)
@@ -967,8 +975,13 @@ def run_search(
         shown = None
         if threshold <= 0 and limit > 0 and not then and trace is None and not query_cfg.rerank.enabled:
             shown = shown_count(top, query_cfg, limit)
+        if more is not None and (shown is None or shown >= len(top)):  # the rows read so far do not settle them
+            top, more = _fuse(store, query_cfg, mode, more(), [])[: top_count(limit)], None
+            shown = shown_count(top, query_cfg, limit) if shown is not None else None
         shown = len(top) if shown is None else shown
         hits = calibrated(top[:shown])
+        if more is not None and max(h.score for h in hits) < abstain:  # every candidate decides: read them
+            top = _fuse(store, query_cfg, mode, more(), [])[: top_count(limit)]
         if shown < len(top) and max(h.score for h in hits) < abstain:
             hits += calibrated(top[shown:])
         if trace is not None:

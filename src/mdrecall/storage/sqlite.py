@@ -14,6 +14,7 @@ import os
 import re
 import time
 import uuid
+import weakref
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -508,6 +509,9 @@ class Store:
         self._rowid_key: tuple[int, int] | None = None
         self._rowid_memo: dict[str, int] = {}
         self._present_memo: dict[str, bool] = {}  # terms_present's answers, emptied with the rowid memo
+        # the last ranking of the matrix: (weak matrix, query bytes, k, (rowids, scores)); a search that read the
+        # rows of its best few asks again for more of the same ranking (`vector_search`'s `read`)
+        self._last_top: tuple[Any, bytes, int, tuple[np.ndarray, np.ndarray]] | None = None
         self._fts_deleted = False  # rows left the FTS index since the last tidy_fts
         check_index_path(self.path)  # never open (and so never write) a file mdrecall did not create
         if not read_only:
@@ -1282,7 +1286,7 @@ class Store:
         want = limit if read is None else max(1, min(read, limit))
         k = limit
         while True:
-            rowids, scores = first() if first is not None else matrix.top(query, k)
+            rowids, scores = first() if first is not None else self._ranking(matrix, query, k)
             first = None
             ranked, scored = rowids.tolist(), scores.tolist()
             out: list[SearchRow] = []
@@ -1299,6 +1303,16 @@ class Store:
             if len(out) >= want or k >= len(matrix):
                 return out
             k *= 4
+
+    def _ranking(self, matrix: VectorMatrix, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """`matrix.top(query, k)`, remembered for the last query (asked again when a search reads more rows)."""
+        key = query.tobytes()
+        last = self._last_top
+        if last is not None and last[0]() is matrix and last[1] == key and last[2] == k:
+            return last[3]
+        found = matrix.top(query, k)
+        self._last_top = (weakref.ref(matrix), key, k, found)
+        return found
 
     def window_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """chunk id -> its stored window vectors, one row per window in window order (unit length).
