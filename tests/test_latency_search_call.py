@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,8 @@ from mdrecall.embeddings.base import as_provider
 from mdrecall.storage import vectors
 from mdrecall.storage.sqlite import ChunkRow, Store
 from mdrecall.storage.vectors import VectorMatrix
-from mdrecall.text.fts_query import fold_term, indexed_tokens, keyword_coverage
+from mdrecall.text.fts_query import expand_query_terms, fold_term, indexed_tokens, keyword_coverage
+from mdrecall.text.tokens import has_cjk
 from mdrecall.text.word_forms import word_forms
 
 _WORD = re.compile(r"\w+")
@@ -351,3 +353,251 @@ def test_query_terms_are_cut_once_per_query_and_each_caller_gets_its_own_list() 
     again = fts_query.expand_query_terms(query)
     assert again == first[:-1] and again is not first and "caroline" in [t.lower() for t in again]
     assert fts_query._expanded_terms.cache_info().hits == hits + 1
+
+
+def _time_phrases() -> list[str]:
+    """Queries that say times (and many that do not) in the eight languages the date reader reads, in many
+    shapes: every table word alone, after a preposition, beside a number, in other cases and scripts."""
+    from mdrecall.text import dates
+    from mdrecall.text.dates_languages import LANGUAGES
+
+    words = {*dates._MONTHS, *dates._WEEKDAYS, *dates._SEASONS, *dates._NUMBERS, *dates._HINT_WORDS}
+    for language in LANGUAGES:
+        words |= {*language.months, *language.weekdays, *language.seasons, *language.numbers, *language.units}
+        words |= {*language.counted, *language.words, *language.ambiguous}
+    fixed = [
+        "what did we decide yesterday",
+        "the day before yesterday",
+        "2023-05-08 notes",
+        "on 8 May 2023",
+        "May I ask about the budget",
+        "last March",
+        "two weeks ago",
+        "over the weekend",
+        "in the spring",
+        "was ist gestern passiert",
+        "letzte Woche",
+        "hace dos semanas",
+        "8 de maio de 2023",
+        "en mars dernier",
+        "qu'est-ce qu'on a fait hier",
+        "füge hier ein Logging hinzu",
+        "先週の金曜日",
+        "上周",
+        "2023년 5월 8일",
+        "昨日何があった",
+        "8.5.2023",
+        "am 8. Mai",
+        "what did Caroline adopt",
+        "deploy the gateway",
+        "",
+        "WEEKEND plans",
+        "Yesterday",
+        "la semaine dernière",
+        "vor drei Tagen",
+        "il y a deux semaines",
+        "a couple of days ago",
+        "this past Friday",
+        "ＭＡＹ ２０２３",
+        "\u212aelvin last week",
+        "la\u017ft year",
+        "İstanbul today",
+        "ﬁrst of March",
+        "no time here at all",
+        "mid-April",
+        "since 2021",
+    ]
+    rng = random.Random(9)
+    pool = sorted(words)
+    fillers = ["what", "did", "we", "in", "last", "the", "de", "der", "le", "3", "12", "2024", "ago", "前", "に", "은"]
+    out = list(fixed) + pool + [w.upper() for w in pool[::3]] + [w.title() for w in pool[1::3]]
+    for language in LANGUAGES:  # shapes the tables' patterns read: a day and a month, a number and a unit
+        out += [f"8 {m} 2023" for m in language.months] + [f"am 3. {m}" for m in language.months]
+        out += [f"2 {u}" for u in language.units] + [f"hace 3 {u}" for u in language.units]
+        out += [f"il y a 2 {u}" for u in language.units] + [f"{w} passado" for w in language.weekdays]
+    for _ in range(1500):
+        picked = [rng.choice(pool) if rng.random() < 0.4 else rng.choice(fillers) for _ in range(rng.randint(1, 6))]
+        joined = ("" if rng.random() < 0.15 else " ").join(picked)
+        out.append(joined.upper() if rng.random() < 0.1 else joined)
+    return out
+
+
+def test_dates_read_with_the_shortcuts_as_with_every_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query without a digit or a time word skips the English patterns, and one whose words let no rule of
+    another language be tried skips those: every answer equals the full reading's."""
+    from mdrecall.text import dates, dates_languages
+
+    phrases = _time_phrases()
+    today = date(2026, 6, 17)
+
+    def read_all() -> list:
+        dates._other_languages.cache_clear()
+        out = []
+        for q in phrases:
+            terms = expand_query_terms(q)
+            out.append(
+                (
+                    dates.date_ranges(q, today),
+                    dates.relative_spans(q),
+                    dates.without_relative_times(q),
+                    dates.names_only_a_time(terms, q),
+                    dates._other_languages(q),
+                )
+            )
+        return out
+
+    hinted = [dates._english_hint(q) for q in phrases]
+    regex_hint = [dates._ENGLISH_HINT.search(q) is not None for q in phrases]
+    guard, unguarded = dates._spaced_rule_guard()
+    quiet = [
+        not has_cjk(dates_languages.fold(q))
+        and guard.isdisjoint(re.findall(r"\w+", dates_languages.fold(q)))
+        and not any(r.pattern.search(dates_languages.fold(q)) for r in unguarded)
+        for q in phrases
+    ]
+    fast = read_all()
+    # the plain reading: every English pattern and every other language's rule tried on every query
+    always = dates_languages.Rule(re.compile(""), "date", frozenset())
+    monkeypatch.setattr(dates, "_english_hint", lambda query: True)
+    monkeypatch.setattr(dates, "_spaced_rule_guard", lambda: (frozenset(), (always,)))
+    monkeypatch.setattr(dates_languages, "fold", lambda text: "".join(dates_languages._fold_char(c) for c in text))
+    monkeypatch.setattr(dates, "fold", dates_languages.fold)
+    full = read_all()
+    dates._other_languages.cache_clear()
+    for q, a, b in zip(phrases, fast, full, strict=True):
+        assert a == b, q
+    # both shortcuts were taken often, and the full reading found times in many of the phrases
+    assert sum(not h for h in hinted) > 300 and sum(quiet) > 300
+    assert sum(1 for ranges, *_ in full if ranges) > 350
+    assert sum(1 for *_, said in full if said) > 300
+    # the ASCII word-set hint says what the regex says
+    assert hinted == regex_hint
+
+
+def test_fold_and_latin_letters_of_ascii_text_as_character_by_character() -> None:
+    from mdrecall.retrieval.calibration import latin_letters
+    from mdrecall.text.dates_languages import _fold_char, fold
+
+    text = "".join(chr(c) for c in range(128))
+    assert fold(text) == "".join(_fold_char(c) for c in text)
+    assert latin_letters(text) and not latin_letters("Москва today") and latin_letters("café")
+
+
+def test_vector_only_search_reading_its_best_rows_first_answers_as_reading_every_candidate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A calibrated vector-only search reads the rows of its best few first and the rest of its best top_count
+    only when its results or its answer floor need them: results (every field), notices and scores equal
+    those of a search that reads every candidate, with ties (duplicated chunks), rows of other sources and
+    models filtered out, merged neighbours, MMR, a minScore, no tail floor, abstained questions."""
+    from mdrecall.config.settings import parse_config
+    from mdrecall.retrieval import search
+
+    rng = np.random.default_rng(11)
+    store = Store(tmp_path / "i.sqlite")
+    store.ensure_vector_table(8)
+    rows = _overlapping_rows(rng)
+    extra = []
+    for i, row in enumerate(rows[::2]):  # the same vector in another file: equal scores, ordered by path
+        for copy in range(1 + i % 2):
+            name = f"dup{i}-{copy}"
+            extra.append(
+                ChunkRow(name, f"memory/d{i}{copy}.md", "memory", 1, 4, f"h{name}", CALIBRATED, row.text, row.embedding)
+            )
+        kind = ("sessions", CALIBRATED) if i % 3 else ("memory", "another-model")
+        extra.append(
+            ChunkRow(f"x{i}", f"sessions/x{i}.jsonl", kind[0], 1, 4, f"hx{i}", kind[1], row.text, row.embedding)
+        )
+    with store.transaction():
+        store.insert_chunks(rows + extra)
+    null = np.zeros(8, dtype=np.float32)
+
+    class Provider:
+        id, model, dims, provider_key, max_seq_length, recommended_centering = "local", CALIBRATED, 8, "k", 512, 0.0
+
+        def __init__(self, vector: np.ndarray) -> None:
+            self.vector = vector
+
+        def embed_query(self, text: str) -> np.ndarray:
+            return self.vector
+
+        def embed_batch(self, texts: list[str]) -> np.ndarray:
+            return np.stack([null for _ in texts])
+
+    asks = []
+    for i in range(30):
+        row = rows[int(rng.integers(len(rows)))]
+        words = " ".join(w for w in row.text.split() if w.startswith("note"))
+        away = np.r_[rng.standard_normal(6) * (i % 8) / 8, rng.standard_normal(2)]
+        vector = row.embedding[0] if i % 5 == 0 else row.embedding[0] + 0.2 * rng.standard_normal(8)
+        asks.append((f"what about {words}" if i % 3 else "how do I knit a scarf", vector if i % 2 else away))
+    configs = [{}, {"mergeOverlapping": False}, {"mmr": {"enabled": True}}, {"minScore": 0.05}]
+    configs += [{"abstainBelow": 0.0}, {"relativeFloor": 0.0}, {"abstainBelow": 0.5}]
+    reads: list[int | None] = []
+    real = store.vector_search
+    monkeypatch.setattr(store, "vector_search", lambda *a, read=None: reads.append(read) or real(*a, read=read))
+
+    def answers() -> list:
+        out = []
+        for query_cfg in configs:
+            cfg = parse_config({"query": query_cfg}).query
+            for limit in (1, 3, 10, 14):
+                for text, vector in asks:
+                    provider = Provider(np.asarray(vector, dtype=np.float32))
+                    r = search.run_search(store, provider, CALIBRATED, cfg, text, ["memory"], limit, mode="vector")  # type: ignore[arg-type]
+                    found = [
+                        (
+                            x.path,
+                            x.start_line,
+                            x.end_line,
+                            x.score,
+                            x.snippet,
+                            x.vector_score,
+                            x.text_score,
+                            x.fused_score,
+                        )
+                        for x in r.results
+                    ]
+                    out.append((found, r.notice, r.relaxed, r.scoring))
+        return out
+
+    first = answers()
+    first_reads = list(reads)
+    reads.clear()
+    monkeypatch.setattr(
+        search, "_vector_prefix", lambda st, v, m, s, limit, cut, first: (st.vector_search(v, m, s, limit), None)
+    )
+    plain = answers()
+    assert first == plain
+    assert set(reads) == {None}  # the plain search read every candidate
+    # the first reads asked for a few rows; some searches went on to their best top_count, some read them all
+    # (a tie across a cut), and most stopped at the first few
+    asked = [r for r in first_reads if r is not None]
+    assert len(asked) > 0.5 * len(plain) and sum(1 for r in first_reads if r == 31) > 20
+    assert None in first_reads
+    assert sum(1 for found, *_ in plain if not found) > 30 and sum(1 for found, *_ in plain if len(found) > 2) > 30
+    store.close()
+
+
+def test_terms_present_are_remembered_until_the_index_changes(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    store = Store(tmp_path / "i.sqlite")
+    store.ensure_vector_table(8)
+    with store.transaction():
+        store.insert_chunks(_window_rows(rng, {"a": "billing invoice", "b": "garden tomatoes"}))
+    units = ['"billing"', '"kitten"', '"garden"*']
+    assert store.terms_present(units) == {'"billing"', '"garden"*'}
+    queries: list[str] = []
+    store.conn.exec_trace = lambda _cursor, sql, _bindings: queries.append(sql) or True
+    assert store.terms_present(units) == {'"billing"', '"garden"*'}
+    assert not any("MATCH" in q for q in queries)  # remembered
+    store.conn.exec_trace = None
+    with store.transaction():  # this connection writes: asked again
+        store.insert_chunks(_window_rows(rng, {"c": "a kitten"}))
+    assert store.terms_present(units) == set(units)
+    other = Store(tmp_path / "i.sqlite")
+    with other.transaction():  # another connection deletes it
+        other.delete_chunks_for("memory/c.md", "memory")
+    other.close()
+    assert store.terms_present(units) == {'"billing"', '"garden"*'}
+    store.close()
