@@ -165,7 +165,8 @@ def keyword_focus(text: str, terms: Sequence[str]) -> str | None:
     # the terms as TermFinder finds them, without compiling its regex (a search's one snippet focus would pay
     # more for the compile than for the search): whole ASCII words, or the index's own tokens in other text;
     # a term not even a substring of the chunk is not looked for in its ASCII lines
-    ascii_terms = [t for t in folded if t.isascii() and t in text.lower()]
+    lowered = text.lower()
+    ascii_terms = [t for t in folded if t.isascii() and t in lowered]
     if not ascii_terms and text.isascii():
         return None
     windows = chunk_windows(text, WindowPlan())

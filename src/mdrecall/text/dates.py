@@ -83,6 +83,7 @@ _HINT_WORDS |= {"afternoon", "week", "weekend", "month", "year"}
 _ENGLISH_HINT = re.compile(r"\d|\b(?:" + "|".join(sorted(_HINT_WORDS, key=len, reverse=True)) + r")\b", re.I)
 
 
+@functools.lru_cache(maxsize=256)  # a search reads its query's times 3-5 times
 def _english_hint(query: str) -> bool:
     """Whether the query may name a time in English (False: none of the English patterns can match it). An
     ASCII query's whole words are its indexed tokens (lower-cased runs of word characters): a set lookup."""
