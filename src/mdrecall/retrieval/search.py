@@ -20,7 +20,8 @@ from mdrecall.config.settings import QueryConfig
 from mdrecall.documents.context import date_phrase, with_context
 from mdrecall.embeddings.base import EmbeddingProvider
 from mdrecall.embeddings.centering import center_query, centering_weight
-from mdrecall.retrieval.calibration import Calibration, calibration_for, features, named_terms
+from mdrecall.retrieval.calibration import Calibration, calibration_for, cross_features, features, named_terms
+from mdrecall.retrieval.crossing import Crossing
 from mdrecall.retrieval.explain import SearchTrace, decay_detail, fusion_label, window_detail
 from mdrecall.retrieval.ranking import (
     RRF_K,
@@ -581,11 +582,13 @@ def calibrate_hits(
     forms: bool,
     limit: int,
     cache: dict[str, np.ndarray] | None = None,
+    crossing: Crossing | None = None,
 ) -> list[Hit]:
     """The best `top_count(limit)` hits, in the same order, each scored by its calibrated probability
     (calibration.py) from what it holds itself: its best window's cosine, its keyword coverage, whether the
-    query names something the index never mentions, whether it is a log of a time the query names. The
-    fused score stays in `Hit.fused`. Later candidates are dropped: they are never shown."""
+    query names something the index never mentions, whether it is a log of a time the query names. A hit
+    written in another language than the query (`crossing`) is scored by the calibration's cross-language
+    model. The fused score stays in `Hit.fused`. Later candidates are dropped: they are never shown."""
     import numpy as np
 
     top = hits[: top_count(limit)]
@@ -601,6 +604,10 @@ def calibrate_hits(
             coverage = keyword_coverage(terms, with_context(path_context(row.path), row.text), forms)
         dated = in_ranges(file_date(row.path), ranges)
         hit.fused = hit.score
+        if crossing is not None and calibration.cross is not None and crossing.applies(row.text):
+            values = cross_features(cosine, crossing.holds_keywords(), crossing.name_missing(name_missing), dated)
+            hit.score = calibration.cross.probability(values)
+            continue
         hit.score = calibration.probability(features(cosine, coverage, name_missing, dated))
     return top
 
@@ -929,9 +936,12 @@ def run_search(
         forms = query_cfg.word_forms
         missing = names_missing(store, what, terms, forms)
         top = hits[: top_count(limit)]
+        crossing = Crossing(store, what, terms, forms) if calibration.cross is not None else None
 
         def calibrated(part: list[Hit]) -> list[Hit]:
-            return calibrate_hits(store, calibration, part, terms, missing, query_vector, ranges, forms, limit, windows)
+            return calibrate_hits(
+                store, calibration, part, terms, missing, query_vector, ranges, forms, limit, windows, crossing
+            )
 
         # no floor above 0, no reranker, no explanation: only the hits the results are made of need a score,
         # unless none of them reaches the answer floor (then whether to answer at all depends on every one)

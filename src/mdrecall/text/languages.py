@@ -1,0 +1,62 @@
+"""Which Latin-script language a text is written in, told by its stop words; and whether two texts differ.
+
+A question asked in German over English notes shares its meaning with them (the multilingual embedding
+sees it) but few of its words: "beschlossen" or "decidimos" can never occur in an English note. Telling that
+apart from an English question about something the notes never mention ("how do I knit a scarf") needs to
+know which language the question and the note are in. Their stop words say it (`dates_languages.language_counts`:
+"the", "did", "und", "haben", "qué", "est"...): a text's languages are the ones whose stop words it uses most.
+Short texts may use none (no language: nothing is assumed) or tie between close languages (Spanish and
+Portuguese both: either way not English).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from mdrecall.text.dates_languages import LANGUAGES, fold, language_counts, stop_words_of
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+TEXT_CHARS = 400  # a note's language is read from its first characters (some 60 words: enough to tell)
+
+
+def _best(counts: dict[str, int], least: int) -> frozenset[str]:
+    top = max(counts.values())
+    if top < least:
+        return frozenset()
+    return frozenset(code for code, n in counts.items() if n == top)
+
+
+@functools.lru_cache(maxsize=256)
+def query_languages(query: str) -> frozenset[str]:
+    """The languages a question's stop words belong to most ("Was haben wir beschlossen?" -> {"de"}; "O que a
+    Caroline pesquisou?" -> {"es", "pt"}); empty when it has none ("budget Q3")."""
+    return _best(language_counts(_WORD.findall(fold(query))), 1)
+
+
+def text_languages(text: str) -> frozenset[str]:
+    """The languages of a note's text, from its first `TEXT_CHARS` characters; empty when fewer than two stop
+    words say it (a list of names, a table of numbers)."""
+    head = text[:TEXT_CHARS]
+    return _best(language_counts(_WORD.findall(head.lower() if head.isascii() else fold(head))), 2)
+
+
+def other_language(query_languages: frozenset[str], text: str) -> bool:
+    """The text is written in another language than the question (both known, no language in common)."""
+    if not query_languages:
+        return False
+    languages = text_languages(text)
+    return bool(languages) and languages.isdisjoint(query_languages)
+
+
+def function_word(word: str, languages: frozenset[str]) -> bool:
+    """The word is a stop word of one of these languages (German "hat", Spanish "son": words the keyword
+    side keeps because English uses them as content words)."""
+    folded = fold(word)
+    return any(folded in stop_words_of(code) for code in languages)
+
+
+def time_word(word: str, languages: frozenset[str]) -> bool:
+    """The word names a time in one of these languages' date tables (German "Frühling", "Jahr", "Woche")."""
+    folded = fold(word)
+    return any(folded in language.time_words for language in LANGUAGES if language.code in languages)
