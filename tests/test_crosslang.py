@@ -157,3 +157,12 @@ def test_cli_answers_a_german_question_and_not_an_off_topic_one(team) -> None:
     assert "(nothing in memory matches" in result.stdout
     result = runner.invoke(app, [*base, "Wie stricke ich einen Schal?", "--json"])
     assert result.exit_code == 0 and result.stdout.strip() == "[]"
+
+
+def test_the_notices_stay_english_for_other_languages(team) -> None:
+    """Notices are read by agents: they stay English, whatever the question's language."""
+    _, _, index = team
+    response = _search(index, "Was haben wir im Jahr 2019 beschlossen?")
+    assert response.results == [] and response.notice == "nothing in memory from 2019"
+    response = _search(index, "¿Cómo tejo una bufanda?")
+    assert response.notice.startswith(f"{NOTHING} (best estimated chance")
