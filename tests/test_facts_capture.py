@@ -381,6 +381,10 @@ def test_a_date_or_a_version_is_not_a_phone_number(text: str, category: str) -> 
         ("Wenn ich nach Code frage, bitte immer mit Typannotationen.", "preference"),
         ("Si te pido un resumen, siempre en español.", "preference"),
         ("Se o deploy falhar, sempre avise a Ana primeiro.", "fact"),
+        ("If the pager fires at night, Dana is first on call.", "fact"),
+        ("if a PR touches the billing module it needs sign-off from Priya before merge", "fact"),
+        ("In case the nightly export is empty, flag it in #data.", "fact"),
+        ("Si le disque de prod dépasse 80 %, c'est Mathieu qu'il faut prévenir.", "fact"),
     ],
 )
 def test_a_standing_conditional_rule_is_kept(text: str, category: str) -> None:

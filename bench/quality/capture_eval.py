@@ -115,6 +115,7 @@ SUMMARY_SETS = [
     ("capture_heldout5.jsonl", "dev"),
     ("capture_dev8.jsonl", "dev"),
     ("capture_conditional.jsonl", "dev"),
+    ("capture_conditional2.jsonl", "dev"),
     ("capture_heldout6.jsonl", "held-out"),
 ]
 
