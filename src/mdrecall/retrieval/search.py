@@ -61,6 +61,7 @@ from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and t
     build_keyword_query,
     expand_query_terms,
     fold_term,
+    has_keywords,
     holds_identifier,
     identifier_phrase,
     keyword_coverage,
@@ -600,7 +601,9 @@ def calibrate_hits(
         matrix = vectors.get(row.id) if hit.vector_score <= 0.0 else None
         cosine = float(np.max(matrix @ vector)) if matrix is not None and len(matrix) else hit.vector_score
         coverage = row.extra.get("coverage") if not row.extra.get("identifier") else None
-        if coverage is None:  # keyword rows of the OR query carry it already (the same terms and forms)
+        if not terms:  # the query has no keyword (stop words, symbols): nothing a chunk could be seen to hold
+            coverage = 0.0
+        elif coverage is None:  # keyword rows of the OR query carry it already (the same terms and forms)
             coverage = keyword_coverage(terms, with_context(path_context(row.path), row.text), forms)
         dated = in_ranges(file_date(row.path), ranges)
         hit.fused = hit.score
@@ -932,7 +935,8 @@ def run_search(
     if abstain is None:
         abstain = calibration.abstain_below if calibration is not None and not strict else 0.0
     if calibration is not None and hits:
-        terms = expand_query_terms(what)
+        # a query of stop words alone is searched by them, but no chunk holds what it asks by holding them
+        terms = expand_query_terms(what) if has_keywords(what) else []
         forms = query_cfg.word_forms
         missing = names_missing(store, what, terms, forms)
         top = hits[: top_count(limit)]
@@ -956,8 +960,10 @@ def run_search(
             trace.stage("calibrated", "estimated chance", hits, lambda h: "the chance it holds the answer")
     if then and not strict and any(hit.row.path in then for hit in hits):
         threshold, abstain = 0.0, 0.0  # the logs of the time asked about answer it, whatever they say
+    # never empty by keyword matches only when the query has a keyword ("and the" is matched by every chunk)
+    relax = not strict and has_keywords(what)
     passing, relaxed = _apply_min_score(
-        store, hits, threshold, what, model, sources, candidates, relax=not strict, abstain_below=abstain
+        store, hits, threshold, what, model, sources, candidates, relax=relax, abstain_below=abstain
     )
     if trace is not None:
         floor = max(threshold, abstain)
