@@ -166,3 +166,22 @@ def test_the_notices_stay_english_for_other_languages(team) -> None:
     assert response.results == [] and response.notice == "nothing in memory from 2019"
     response = _search(index, "¿Cómo tejo una bufanda?")
     assert response.notice.startswith(f"{NOTHING} (best estimated chance")
+
+
+def test_an_english_question_over_german_notes(tmp_path: Path) -> None:
+    """The other way round: German notes, English questions."""
+    ws = tmp_path / "ws"
+    write(ws, "MEMORY.md", "# Team\n\n- Priya leitet das Backend und ist für die Datenbankmigration zuständig.\n")
+    write(
+        ws,
+        "memory/2026-06-12.md",
+        "# 2026-06-12\n\n- Sofia: Acme hat für 40 Plätze verlängert; der Bericht zum Ausfall geht am Montag raus.\n",
+    )
+    index = MemoryIndex(resolve_settings(workspace=ws, state_dir=tmp_path / "state"), create_provider(parse_config({})))
+    try:
+        index.sync()
+        answered = _search(index, "how many seats did Acme renew")
+        assert answered.results and answered.results[0].path == "memory/2026-06-12.md", answered.notice
+        assert _search(index, "how do I knit a scarf").results == []
+    finally:
+        index.close()
