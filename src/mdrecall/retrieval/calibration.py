@@ -18,6 +18,12 @@ per embedding model (cosines of two models are not comparable) on the dev half o
 it holds an evidence line) and as many questions about the other conversations (no result is right), each
 conversation's weights checked on the other four. A model without a fitted calibration keeps the fused
 score (`query.scoring = "fused"` asks for it with any model).
+
+A result written in another language than the question (text/languages.py: their stop words differ) cannot
+hold the question's words, so coverage would read it as "not answered": such a result is scored by the
+calibration's `cross` model instead (`cross_features`: cosine, whether the index holds any of the question's
+keywords, name_missing, date_match), fitted the same way on translated questions
+(bench/quality/crosslang_eval.py). Both models share the answer floor: the score means the same.
 """
 
 from __future__ import annotations
