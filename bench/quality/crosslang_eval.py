@@ -1,6 +1,6 @@
 """Questions asked in another language than the notes: answered when the memory holds the answer, empty when not.
 
-    python bench/quality/crosslang_eval.py /path/to/locomo-dev [--cache-dir DIR] [--features]
+    python bench/quality/crosslang_eval.py /path/to/locomo-dev [--cache-dir DIR] [--fit] [--features] [--skip-team]
 
 The set (`crosslang_set.json`, written for this repo) holds the same questions in English, German, Spanish,
 French and Portuguese; the notes are English:
@@ -14,8 +14,10 @@ French and Portuguese; the notes are English:
    log in the top 3).
 
 Every search runs with every default (multilingual-e5-small, calibrated scores, abstention). `--features`
-prints each non-English question's best candidate's calibration features (cosine, coverage, name_missing).
-Prints the table per language and writes bench/results/crosslang.json. No timings: figures are exact on a
+prints each question's best candidate's calibration features (cosine; coverage, or for a result in another
+language `held`; name_missing). `--fit` fits the cross-language model (`calibration.E5_CROSS_CALIBRATION`) on
+the translated LoCoMo questions, every top candidate scored, and prints it with leave-one-conversation-out
+figures. Prints the table per language and writes bench/results/crosslang.json. No timings: figures are exact on a
 busy machine; the LoCoMo indexes are built once into the cache dir (shared with locomo_eval.py).
 """
 
