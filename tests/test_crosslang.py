@@ -94,6 +94,11 @@ def test_a_note_in_another_language_than_the_question() -> None:
     assert not other_language(query_languages("what did we decide about the budget"), note)
     assert not other_language(query_languages("budget Q3"), note)  # no language: nothing is assumed
     assert not other_language(query_languages("Was haben wir beschlossen?"), "Priya, Omar, 2026-06-12")
+    assert text_languages("Decidimos que el presupuesto de la nube se queda en 9k al mes; Priya lo revisa.") == {"es"}
+    # code is no language: its short names are stop words somewhere ("os" is Spanish, "dir" German)
+    code = "if dir is None:\n    dir = os.path.join(os.getcwd(), pre)\nos.rename(pre_lock.name, f.name + '.lock')\n"
+    assert text_languages(code) == frozenset()
+    assert text_languages("dst = os.path.join(src, os.sep); os.rename(src, dst) if os.path.exists(src) else e") == set()
 
 
 def test_function_and_time_words_of_the_question_language() -> None:

@@ -18,6 +18,9 @@ from mdrecall.text.dates_languages import LANGUAGES, fold, language_counts, stop
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 TEXT_CHARS = 400  # a note's language is read from its first characters (some 60 words: enough to tell)
+_CODE_CHARS = "(){}[]=_;<>\\/*"
+CODE_SHARE = 0.05
+_DOTTED = re.compile(r"\w+(?:\.\w+)+")
 
 
 def _best(counts: dict[str, int], least: int) -> frozenset[str]:
@@ -35,10 +38,20 @@ def query_languages(query: str) -> frozenset[str]:
 
 
 def text_languages(text: str) -> frozenset[str]:
-    """The languages of a note's text, from its first `TEXT_CHARS` characters; empty when fewer than two stop
-    words say it (a list of names, a table of numbers)."""
+    """The languages of a note's text, from its first `TEXT_CHARS` characters: at least three of its stop words
+    (and, for another language than English, twice as many as English ones); else none (a list of names, a
+    table of numbers). Code has none either: its short names are stop words somewhere ("os", "dir"), so a
+    text with more than `CODE_SHARE` of code punctuation is not read, nor dotted names or single letters."""
     head = text[:TEXT_CHARS]
-    return _best(language_counts(_WORD.findall(head.lower() if head.isascii() else fold(head))), 2)
+    if sum(head.count(ch) for ch in _CODE_CHARS) > CODE_SHARE * len(head):
+        return frozenset()
+    head = _DOTTED.sub(" ", head)  # "os.path.join", "self.fp": names, not words
+    words = _WORD.findall(head.lower() if head.isascii() else fold(head))
+    counts = language_counts([word for word in words if len(word) > 1])  # "a", "e", "y": letters in code
+    languages = _best(counts, 3)
+    if "en" not in languages and max(counts.values()) < 2 * counts["en"]:
+        return frozenset()  # not clearly another language than English
+    return languages
 
 
 def other_language(query_languages: frozenset[str], text: str) -> bool:
