@@ -82,6 +82,10 @@ def test_a_question_reads_as_the_language_of_its_stop_words() -> None:
     assert "en" in query_languages("what did we decide about the budget")
     assert "en" in query_languages("will it rain")  # "will" is German too: a tie keeps English
     assert query_languages("budget Q3") == frozenset()
+    assert query_languages("OS upgrade plan") == query_languages("os.rename dir listing") == frozenset()
+    assert "es" in query_languages("¿Qué investigó Caroline?") and "en" not in query_languages(
+        "¿Qué investigó Caroline?"
+    )
     # the same counts tell the date readers which language a query reads as
     assert reads_as(["qu", "est", "ce", "qu", "on", "a", "fait", "hier"], "fr")
     assert not reads_as(["fuge", "hier", "ein", "logging", "hinzu"], "fr")

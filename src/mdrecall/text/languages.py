@@ -33,8 +33,14 @@ def _best(counts: dict[str, int], least: int) -> frozenset[str]:
 @functools.lru_cache(maxsize=256)
 def query_languages(query: str) -> frozenset[str]:
     """The languages a question's stop words belong to most ("Was haben wir beschlossen?" -> {"de"}; "O que a
-    Caroline pesquisou?" -> {"es", "pt"}); empty when it has none ("budget Q3")."""
-    return _best(language_counts(_WORD.findall(fold(query))), 1)
+    Caroline pesquisou?" -> {"es", "pt"}); empty when it has none ("budget Q3"). Another language than English
+    needs two of its stop words, or one and a letter English does not write ("¿Qué investigó Caroline?"): an
+    English question of keywords holds words that are stop words elsewhere ("OS upgrade", "dir listing")."""
+    counts = language_counts(_WORD.findall(fold(_DOTTED.sub(" ", query))))
+    languages = _best(counts, 1)
+    if languages and "en" not in languages and max(counts.values()) < 2 and query.isascii():
+        return frozenset()
+    return languages
 
 
 def text_languages(text: str) -> frozenset[str]:
