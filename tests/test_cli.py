@@ -63,6 +63,17 @@ def test_get_json_and_line_window(kw_workspace: Path, tmp_path: Path) -> None:
     assert plain.stdout.startswith("# Long-term memory")
 
 
+def test_get_past_the_end_says_so(kw_workspace: Path, tmp_path: Path) -> None:
+    """An empty answer for a line past the end is not an empty range: the answer says how long the file is."""
+    total = len(run(kw_workspace, tmp_path / "s", "get", "MEMORY.md").stdout.splitlines())
+    data = json.loads(run(kw_workspace, tmp_path / "s", "get", "MEMORY.md", "--from", "900", "--json").stdout)
+    assert data == {"path": "MEMORY.md", "text": "", "notice": f"MEMORY.md has {total} lines: line 900 is past its end"}
+    plain = run(kw_workspace, tmp_path / "s", "get", "MEMORY.md", "--from", "900")
+    assert plain.exit_code == 0 and f"has {total} lines" in plain.output
+    inside = json.loads(run(kw_workspace, tmp_path / "s", "get", "MEMORY.md", "--from", str(total), "--json").stdout)
+    assert inside["text"] and "notice" not in inside
+
+
 def test_status_json_fields(kw_workspace: Path, tmp_path: Path) -> None:
     result = run(kw_workspace, tmp_path / "s", "status", "--json")
     assert result.exit_code == 0, result.output

@@ -368,3 +368,57 @@ def test_a_date_or_a_version_is_not_a_phone_number(text: str, category: str) -> 
 
     candidate = rule_candidate(text)
     assert candidate is not None and candidate.category == category
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("If billing breaks, page Okonkwo; he has write access to the prod ledger.", "fact"),
+        ("If I ask for a summary, keep it to five bullet points.", "preference"),
+        ("When I paste a stack trace, explain the root cause before proposing a fix.", "preference"),
+        ("If I'm on vacation, Marco handles the releases.", "preference"),
+        ("If a test is flaky, never just retry it.", "fact"),
+        ("Wenn ich nach Code frage, bitte immer mit Typannotationen.", "preference"),
+        ("Si te pido un resumen, siempre en español.", "preference"),
+        ("Se o deploy falhar, sempre avise a Ana primeiro.", "fact"),
+        ("If the pager fires at night, Dana is first on call.", "fact"),
+        ("if a PR touches the billing module it needs sign-off from Priya before merge", "fact"),
+        ("In case the nightly export is empty, flag it in #data.", "fact"),
+        ("Si le disque de prod dépasse 80 %, c'est Mathieu qu'il faut prévenir.", "fact"),
+    ],
+)
+def test_a_standing_conditional_rule_is_kept(text: str, category: str) -> None:
+    assert reject_reason(text) is None
+    candidate = rule_candidate(text)
+    assert candidate is not None and candidate.reason == "standing rule" and candidate.category == category
+    assert [c.text for c in extract_rules([text])] == [text]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If we moved to Kubernetes, the ops load would probably double.",
+        "If I were you, I'd rewrite the parser.",
+        "If the tests pass, we can merge this branch.",
+        "If that fails, try restarting the container.",
+        "If the API returns 500, retry this request once for now.",
+        "If you look at line 40, the loop never ends.",
+        "If I prefer tabs, how should I configure black?",
+        "Wenn wir mehr Leute hätten, könnten wir das schneller bauen.",
+        "Si tuviéramos otro servidor, siempre iría más rápido.",
+        "Si on avait plus de temps, on pourrait toujours tout refaire.",
+    ],
+)
+def test_a_hypothetical_or_one_off_conditional_is_not_a_standing_rule(text: str) -> None:
+    from mdrecall.facts.rules import standing_rule
+
+    assert not standing_rule(text)
+    assert rule_candidate(text) is None
+
+
+def test_english_words_are_not_read_as_romance_subjunctives() -> None:
+    from mdrecall.facts.rules import standing_rule
+
+    # "Maria", "wait", "criteria" end like es/fr/pt conditional forms; only a Romance "si"/"se" reads those
+    assert standing_rule("If Maria wants to wait on the criteria, always ask her first.")
+    assert not standing_rule("Si Maria tuviera tiempo, siempre ayudaría.")

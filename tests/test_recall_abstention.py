@@ -298,3 +298,28 @@ def test_cli_lists_no_tail_and_status_says_the_floor(team, tmp_path: Path) -> No
     assert len(json.loads(result.stdout)) == 6
     result = runner.invoke(app, [*base, "status", "--json"])
     assert result.exit_code == 0 and json.loads(result.stdout)["query"]["relativeFloor"] == 0.01
+
+
+@pytest.mark.parametrize("query", ["what is it", "and the", "???!!!", "🦓🦓"])
+def test_a_query_without_a_keyword_finds_nothing(team, query: str) -> None:
+    """Stop words alone, punctuation or symbols name nothing a note could hold: before, every chunk "held all
+    the query's keywords" (coverage 1.0), so such a query listed notes at chances up to 0.55, or came back
+    through the never-empty rule as matches of "and" and "the"."""
+    ws, state, index = team
+    response = _search(index, query, 6)
+    assert response.results == [] and not response.relaxed
+    assert response.notice is not None and response.notice.startswith(NOTHING)
+    result = CliRunner().invoke(app, ["--workspace", str(ws), "--state-dir", str(state), "search", query, "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout) == []
+    # a keyword still answers, and a stop word next to it changes nothing
+    assert _search(index, "the payroll vendor", 6).results[0].path == "MEMORY.md"
+
+
+def test_a_long_query_with_no_result_is_not_printed_back_whole(team) -> None:
+    ws, state, _ = team
+    query = "scarf " * 3000
+    result = CliRunner().invoke(app, ["--workspace", str(ws), "--state-dir", str(state), "search", query])
+    assert result.exit_code == 0, result.output
+    line = result.stdout.strip().splitlines()[0]
+    assert line.startswith("no results for 'scarf scarf") and "cut to its first 32 words" in line
+    assert len(line) < 600 and line.count("scarf") == 32

@@ -60,13 +60,15 @@ FLOORS = [round(x, 4) for x in np.arange(0.0, 0.1001, 0.0025)]
 
 class Recorder:
     """Wraps search's calibration step: for each search, the calibrated candidates (fused order) with their
-    features, in the order calibrate_hits scored them."""
+    features, in the order calibrate_hits scored them (a result in another language than the question: its
+    `cross_features`, marked "cross")."""
 
     def __init__(self) -> None:
         self.features: list[dict[str, float]] = []
         self.last: list[tuple[tuple[str, int, int], dict[str, float]]] = []
         self.fused_top = 0.0
         self._features = search_module.features
+        self._cross_features = search_module.cross_features
         self._calibrate = search_module.calibrate_hits
 
     def install(self) -> None:
@@ -76,15 +78,24 @@ class Recorder:
             return out
 
         def calibrate(*args: Any, **kwargs: Any) -> Any:
+            # a search may score its candidates in two calls (the shown ones, then the rest when none of them
+            # reaches the answer floor): both are kept, until `take`
             self.features = []
             hits = self._calibrate(*args, **kwargs)
-            self.last = [
+            self.last += [
                 ((h.row.path, h.row.start_line, h.row.end_line), f) for h, f in zip(hits, self.features, strict=True)
             ]
-            self.fused_top = max((h.fused for h in hits if h.fused is not None), default=0.0)
+            fused = max((h.fused for h in hits if h.fused is not None), default=0.0)
+            self.fused_top = max(self.fused_top, fused) if len(self.last) > len(hits) else fused
             return hits
 
+        def cross_features(*args: Any, **kwargs: Any) -> dict[str, float]:  # a result in another language
+            out = self._cross_features(*args, **kwargs)
+            self.features.append({**out, "cross": 1.0})
+            return out
+
         search_module.features = features  # type: ignore[assignment]
+        search_module.cross_features = cross_features  # type: ignore[assignment]
         search_module.calibrate_hits = calibrate  # type: ignore[assignment]
 
     def take(self) -> list[tuple[tuple[str, int, int], dict[str, float]]]:
@@ -165,6 +176,8 @@ def fit(records: list[dict]) -> list[float]:
     rows, labels, weights = [], [], []
     for r in records:
         for f, y in zip(r["feats"], r["labels"], strict=True):
+            if f.get("cross"):
+                continue  # scored by the cross-language model (crosslang_eval.py fits it)
             rows.append(vector_of(f))
             labels.append(y)
             weights.append(1.0 if r["own"] else FOREIGN_WEIGHT)

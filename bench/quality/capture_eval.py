@@ -114,6 +114,8 @@ SUMMARY_SETS = [
     ("capture_dev7.jsonl", "dev"),
     ("capture_heldout5.jsonl", "dev"),
     ("capture_dev8.jsonl", "dev"),
+    ("capture_conditional.jsonl", "dev"),
+    ("capture_conditional2.jsonl", "dev"),
     ("capture_heldout6.jsonl", "held-out"),
 ]
 

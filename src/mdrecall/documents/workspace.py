@@ -146,7 +146,14 @@ def read_memory_lines(
     with open_regular(path, shown) as handle:
         head = handle.read(max_bytes + 1)
         if len(head) <= max_bytes:  # the usual case: the whole file, numbered exactly as the index numbers it
-            return {"path": shown, "text": line_range_text(head, from_line, lines)}
+            result = {"path": shown, "text": line_range_text(head, from_line, lines)}
+            if from_line and from_line > 1 and not result["text"]:
+                total = len(split_lines(decode_text(head)[0]))
+                if from_line > total:  # an empty answer is not an empty range: say why
+                    result["notice"] = (
+                        f"{shown} has {total} line{'s' if total != 1 else ''}: line {from_line} is past its end"
+                    )
+            return result
         handle.seek(0)
         return {"path": shown, **_stream_lines(handle, from_line or 1, lines, max_bytes)}
 

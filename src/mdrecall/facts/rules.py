@@ -558,6 +558,64 @@ HYPOTHETICAL = _rx(
     rf"{B}(a\s+user|the\s+user|users|someone|people)\s+(said|says|prefers|wrote|might){E}",
     rf"{B}(my\s+)?(character|story|novel|protagonist|fictional){E}",
 )
+# A standing conditional rule ("If billing breaks, page Okonkwo", "When I paste a trace, explain the cause
+# first", "Si te pido un resumen, siempre en español") is an instruction to keep, not a hypothetical: its main
+# clause (after the first comma) is an order, "always"/"never", or someone who takes over, and nothing in it
+# is unreal ("would", "were", "maybe"; the other languages' conditional and subjunctive forms) or about the
+# case at hand ("that fails", "this request", "for now": DEIXIS).
+CONDITION = _rx(
+    r"^(if|when|whenever|every\s+time|in\s+case|wenn|falls|immer\s+wenn|si|cuando|quand|lorsque|se|quando)\s"
+)
+_ORDER = (
+    r"(page|call|ping|e-?mail|text|message|tell|ask|use|write|keep|send|notify|escalate|check|run|put|add|skip|"
+    r"stop|explain|answer|reply|respond|show|give|format|mention|remind|wake|contact|reach\s+out|open|file|log|"
+    r"assume|default\s+to|go\s+with|avoid|leave|include|cc|loop\s+in|make\s+sure|double-check|switch\s+to|say|"
+    r"wait|hold|talk\s+to|mark|flag|ignore|pause|rerun|re-run|fall\s+back|let\s+me\s+know)"
+)
+# who is on duty or what must happen: the rule holds without an order ("Dana is first on call", "it needs
+# sign-off from Priya", "hay que avisar a Lucía", "il faut prévenir Mathieu", "ist Jonas zuständig")
+DUTY = (
+    rf"{B}(on\s+call|in\s+charge|responsible|backup|needs?|must|has\s+to|have\s+to|zuständig|verantwortlich|"
+    rf"muss|müssen|responsable|encargad[oa]|hay\s+que|il\s+faut|de\s+garde|responsável|tem\s+que|atende){E}"
+)
+STANDING_MAIN = _rx(
+    rf"^(please\s+|just\s+|always\s+|never\s+|don't\s+|do\s+not\s+|first\s+)*{_ORDER}{E}",
+    rf"^(always|never|don't|do\s+not){E}",
+    rf"^[A-Z][a-z]+\s+(handles|owns|takes\s+over|covers|is\s+on\s+call|signs\s+off|approves|decides){E}",
+    rf"{B}(immer|nie|niemals|bitte|siempre|nunca|por\s+favor|toujours|jamais|sempre){E}",
+    DUTY,
+)
+UNREAL = _rx(
+    rf"{B}(would|could|might|were|had|ever|maybe|perhaps|probably|otherwise|i'd|we'd|you'd){E}",
+    rf"{B}(würde\w*|wäre\w*|hätte\w*|könnte\w*|vielleicht|eventuell){E}",
+    rf"{B}(quizás|quizá|tal\s+vez|peut-être|talvez){E}",
+)
+# conditional / past subjunctive forms in es, fr, pt, each read only after that language's "if" / "when" (in
+# English text they would match "Maria", "wait"; French "dépasse" ends like a Portuguese subjunctive)
+ROMANCE_UNREAL = (
+    (_rx(r"^(si|cuando)\s"), re.compile(r"\w(ría|rían|ríamos|iera|ieras|iéramos|áramos|iese)(?!\w)", re.I)),
+    (_rx(r"^(si|quand|lorsque)\s"), _rx(r"\w(rait|raient|rions)(?!\w)", rf"{B}(avait|avaient|était|étaient){E}")),
+    (_rx(r"^(se|quando)\s"), re.compile(r"\w(ria|riam|sse|ssem|ssemos)(?!\w)", re.I)),
+)
+
+
+_TO_ME = _rx(rf"{B}(i|me|my|you|ich|mir|mich|yo|me|te|je|moi|tu|eu|você){E}")
+
+
+def standing_rule(text: str) -> bool:
+    """Whether a conditional statement is a standing instruction (see CONDITION above), not a hypothetical."""
+    stripped = text.strip()
+    if not CONDITION.search(stripped) or QUESTION_END.search(stripped):
+        return False
+    # the main clause: after the first comma, or (no comma) the whole text, where only unanchored cues count
+    main = stripped.split(",", 1)[1].strip() if "," in stripped else " " + stripped
+    if UNREAL.search(stripped) or DEIXIS.search(stripped):
+        return False
+    if any(condition.search(stripped) and unreal.search(stripped) for condition, unreal in ROMANCE_UNREAL):
+        return False
+    return bool(STANDING_MAIN.search(main))
+
+
 EXAMPLE = _rx(
     rf"{B}(for\s+example|e\.g\.|as\s+an\s+example|por\s+ejemplo|por\s+exemplo|par\s+exemple|zum\s+beispiel){E}"
 )
@@ -595,6 +653,8 @@ def reject_reason(text: str) -> str | None:
         return "contains a secret"
     # "Puedes llamarme Lupe." is how to address the user, not a question
     addressed = bool(ADDRESS.search(stripped)) and not QUESTION_END.search(stripped)
+    if standing_rule(stripped):
+        return None
     if _is_question(stripped) and not REMEMBER.search(stripped) and not addressed:
         return "question"
     if HYPOTHETICAL.search(stripped) or (EXAMPLE.search(stripped) and not REMEMBER.search(stripped)):
@@ -634,6 +694,10 @@ def rule_candidate(text: str, check_rejects: bool = True) -> Candidate | None:
     if DEIXIS.search(text):  # about the task at hand; the classifier decides
         return None
     explicit = bool(REMEMBER.search(text))
+    if standing_rule(text):
+        # an order to the assistant about the user's own requests is a preference, a team's procedure a fact
+        category = "preference" if _TO_ME.search(text) else "fact"
+        return Candidate(text, category, "standing rule", 0.8)
     if ADDRESS.search(text) and not ONCE.search(text) and not _public(text):
         return Candidate(text, "preference", "address", 0.8)
     if DECISION.search(text) and not LOCAL_SCOPE.search(text):

@@ -18,10 +18,17 @@ per embedding model (cosines of two models are not comparable) on the dev half o
 it holds an evidence line) and as many questions about the other conversations (no result is right), each
 conversation's weights checked on the other four. A model without a fitted calibration keeps the fused
 score (`query.scoring = "fused"` asks for it with any model).
+
+A result written in another language than the question (text/languages.py: their stop words differ) cannot
+hold the question's words, so coverage would read it as "not answered": such a result is scored by the
+calibration's `cross` model instead (`cross_features`: cosine, whether the index holds any of the question's
+keywords, name_missing, date_match), fitted the same way on translated questions
+(bench/quality/crosslang_eval.py). Both models share the answer floor: the score means the same.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -43,6 +50,9 @@ class Calibration:
     weights: dict[str, float]
     abstain_below: float
     relative_floor: float = 0.0
+    # the model for a result written in another language than the question (`cross_features`); None: the
+    # same model for every result
+    cross: Calibration | None = None
 
     def probability(self, features: dict[str, float]) -> float:
         z = self.intercept + sum(w * features.get(name, 0.0) for name, w in self.weights.items())
@@ -61,6 +71,16 @@ E5_CALIBRATION = Calibration(
     abstain_below=0.0125,
     relative_floor=0.01,  # bench/quality/top1_eval.py: no evidence line lost on LoCoMo dev; 0.02 loses some
 )
+# a result written in another language than the question (`cross_features`): `crosslang_eval.py --fit` on the
+# German, Spanish, French and Portuguese versions of 40 LoCoMo dev questions (own and the other conversations'),
+# every top candidate scored. Leave-one-conversation-out: intercept -20.7 to -12.0, cosine 11.2 to 21.6, held 1.8
+# to 4.5; own empty .013, foreign empty .898, AUC .975 at the shared answer floor (bench/quality/README.md).
+E5_CROSS_CALIBRATION = Calibration(
+    intercept=-17.08,
+    weights={"cosine": 15.7208, "held": 3.9602, "name_missing": -2.5734, "date_match": 0.7966},
+    abstain_below=E5_CALIBRATION.abstain_below,
+)
+E5_CALIBRATION = dataclasses.replace(E5_CALIBRATION, cross=E5_CROSS_CALIBRATION)
 CALIBRATIONS: dict[str, Calibration] = {"multilingual-e5-small": E5_CALIBRATION}
 
 
@@ -100,6 +120,23 @@ def features(cosine: float, coverage: float, name_missing: bool, date_match: boo
     return {
         "cosine": float(cosine),
         "coverage": float(coverage),
+        "name_missing": float(name_missing),
+        "date_match": float(date_match),
+    }
+
+
+CROSS_FEATURES = ("cosine", "held", "name_missing", "date_match")
+
+
+def cross_features(cosine: float, held: bool, name_missing: bool, date_match: bool) -> dict[str, float]:
+    """The features of a result written in another language than the question ("Was haben wir zu budget
+    beschlossen?" over English notes). Its words cannot hold "beschlossen", so keyword coverage says nothing;
+    `held` says whether the index holds any of the query's keywords at all (a name, a number, a word both
+    languages write alike: "budget"), `name_missing` is as above (not for German, which writes every noun
+    with a capital letter)."""
+    return {
+        "cosine": float(cosine),
+        "held": float(held),
         "name_missing": float(name_missing),
         "date_match": float(date_match),
     }

@@ -20,7 +20,8 @@ from mdrecall.config.settings import QueryConfig
 from mdrecall.documents.context import date_phrase, with_context
 from mdrecall.embeddings.base import EmbeddingProvider
 from mdrecall.embeddings.centering import center_query, centering_weight
-from mdrecall.retrieval.calibration import Calibration, calibration_for, features, named_terms
+from mdrecall.retrieval.calibration import Calibration, calibration_for, cross_features, features, named_terms
+from mdrecall.retrieval.crossing import Crossing
 from mdrecall.retrieval.explain import SearchTrace, decay_detail, fusion_label, window_detail
 from mdrecall.retrieval.ranking import (
     RRF_K,
@@ -60,6 +61,7 @@ from mdrecall.text.fts_query import (  # noqa: F401  (re-exported: callers and t
     build_keyword_query,
     expand_query_terms,
     fold_term,
+    has_keywords,
     holds_identifier,
     identifier_phrase,
     keyword_coverage,
@@ -611,11 +613,13 @@ def calibrate_hits(
     forms: bool,
     limit: int,
     cache: dict[str, np.ndarray] | None = None,
+    crossing: Crossing | None = None,
 ) -> list[Hit]:
     """The best `top_count(limit)` hits, in the same order, each scored by its calibrated probability
     (calibration.py) from what it holds itself: its best window's cosine, its keyword coverage, whether the
-    query names something the index never mentions, whether it is a log of a time the query names. The
-    fused score stays in `Hit.fused`. Later candidates are dropped: they are never shown."""
+    query names something the index never mentions, whether it is a log of a time the query names. A hit
+    written in another language than the query (`crossing`) is scored by the calibration's cross-language
+    model. The fused score stays in `Hit.fused`. Later candidates are dropped: they are never shown."""
     import numpy as np
 
     top = hits[: top_count(limit)]
@@ -627,10 +631,16 @@ def calibrate_hits(
         matrix = vectors.get(row.id) if hit.vector_score <= 0.0 else None
         cosine = float(np.max(matrix @ vector)) if matrix is not None and len(matrix) else hit.vector_score
         coverage = row.extra.get("coverage") if not row.extra.get("identifier") else None
-        if coverage is None:  # keyword rows of the OR query carry it already (the same terms and forms)
+        if not terms:  # the query has no keyword (stop words, symbols): nothing a chunk could be seen to hold
+            coverage = 0.0
+        elif coverage is None:  # keyword rows of the OR query carry it already (the same terms and forms)
             coverage = keyword_coverage(terms, with_context(path_context(row.path), row.text), forms)
         dated = in_ranges(file_date(row.path), ranges)
         hit.fused = hit.score
+        if crossing is not None and calibration.cross is not None and crossing.applies(row.text):
+            values = cross_features(cosine, crossing.holds_keywords(), crossing.name_missing(name_missing), dated)
+            hit.score = calibration.cross.probability(values)
+            continue
         hit.score = calibration.probability(features(cosine, coverage, name_missing, dated))
     return top
 
@@ -962,13 +972,17 @@ def run_search(
     if abstain is None:
         abstain = calibration.abstain_below if calibration is not None and not strict else 0.0
     if calibration is not None and hits:
-        terms = expand_query_terms(what)
+        # a query of stop words alone is searched by them, but no chunk holds what it asks by holding them
+        terms = expand_query_terms(what) if has_keywords(what) else []
         forms = query_cfg.word_forms
         missing = names_missing(store, what, terms, forms)
         top = hits[: top_count(limit)]
+        crossing = Crossing(store, what, terms, forms) if calibration.cross is not None else None
 
         def calibrated(part: list[Hit]) -> list[Hit]:
-            return calibrate_hits(store, calibration, part, terms, missing, query_vector, ranges, forms, limit, windows)
+            return calibrate_hits(
+                store, calibration, part, terms, missing, query_vector, ranges, forms, limit, windows, crossing
+            )
 
         # no floor above 0, no reranker, no explanation: only the hits the results are made of need a score,
         # unless none of them reaches the answer floor (then whether to answer at all depends on every one)
@@ -988,8 +1002,10 @@ def run_search(
             trace.stage("calibrated", "estimated chance", hits, lambda h: "the chance it holds the answer")
     if then and not strict and any(hit.row.path in then for hit in hits):
         threshold, abstain = 0.0, 0.0  # the logs of the time asked about answer it, whatever they say
+    # never empty by keyword matches only when the query has a keyword ("and the" is matched by every chunk)
+    relax = not strict and has_keywords(what)
     passing, relaxed = _apply_min_score(
-        store, hits, threshold, what, model, sources, candidates, relax=not strict, abstain_below=abstain
+        store, hits, threshold, what, model, sources, candidates, relax=relax, abstain_below=abstain
     )
     if trace is not None:
         floor = max(threshold, abstain)

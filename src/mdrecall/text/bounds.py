@@ -20,6 +20,12 @@ MAX_QUERY_CHARS = 256
 REPLACEMENT = "\ufffd"
 
 
+def no_results_line(query: str, notice: str | None) -> str:
+    """The line a search with no result prints: the query as it was searched (a long one cut as `bound_query`
+    cuts it, so a 5,000-word prompt is not printed back) and why nothing came back."""
+    return f"no results for {bound_query(query)!r} ({notice or 'nothing matched'})"
+
+
 def bound_query(text: str) -> str:
     """The part of a query that is searched: whitespace collapsed, NULs dropped, at most MAX_QUERY_WORDS words
     (each Chinese, Japanese or Korean character counts as a word: a model reads it as one token or more) and

@@ -144,19 +144,48 @@ class Language:
         return self.months.get(word) or (int(word) if word.isdigit() else cjk_number(word))
 
 
+LATIN_CODES = ("en", "de", "es", "pt", "fr", "da", "nb", "sv")
+# Question words and verb forms the stop-word lists leave out (they are not dropped from queries), counted
+# when telling which language a query reads as.
+QUESTION_WORDS = {
+    "de": "welche welcher welches welchen wann wieso weshalb worüber worum womit wofür wozu wohin woher ihrer ihren"
+    " seiner seinen dazu gibt gab geht wurden worden",
+    "es": "cuánto cuánta cuántos cuántas cuáles quiénes hizo hicieron hace nuestra nuestro nuestros",
+    "pt": "quanto quanta quantos quantas quais foi fez nossa nosso vai",
+    "fr": "quoi combien pourquoi quand était ont notre nos",
+}
+
+
 @functools.cache
-def _stop_words(code: str) -> frozenset[str]:
-    return frozenset(fold(word) for word in BY_LANGUAGE.get(code, frozenset()))
+def stop_words_of(code: str) -> frozenset[str]:
+    """A Latin-script language's stop words and question words, folded."""
+    return frozenset(fold(word) for word in BY_LANGUAGE.get(code, frozenset()) | _words(QUESTION_WORDS.get(code, "")))
+
+
+@functools.cache
+def _languages_of_words() -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for code in LATIN_CODES:
+        for word in stop_words_of(code):
+            out[word] = (*out.get(word, ()), code)
+    return out
+
+
+def language_counts(words: list[str]) -> dict[str, int]:
+    """How many of the (folded) words are stop words of each Latin-script language."""
+    counts = dict.fromkeys(LATIN_CODES, 0)
+    languages_of = _languages_of_words()
+    for word in words:
+        for code in languages_of.get(word, ()):
+            counts[code] += 1
+    return counts
 
 
 def reads_as(words: list[str], code: str) -> bool:
     """Whether a query's words (folded) hold more stop words of this language than of any other Latin-script
     one: French "qu'est-ce qu'on a fait hier" does, German "füge hier ein Logging hinzu" does not."""
-    counts = {lang: sum(word in _stop_words(lang) for word in words) for lang in _LATIN_CODES}
+    counts = language_counts(words)
     return counts.get(code, 0) > 0 and counts[code] >= max(counts.values())
-
-
-_LATIN_CODES = ("en", "de", "es", "pt", "fr", "da", "nb", "sv")
 
 
 def _alternatives(pattern: str) -> list[str]:

@@ -124,14 +124,23 @@ def expand_query_terms(raw: str) -> list[str]:
     return list(_expanded_terms(raw))
 
 
+def has_keywords(raw: str) -> bool:
+    """Whether the query holds a keyword: not only stop words ("what is it", "and the"), punctuation or
+    symbols ("???", an emoji). Without one, no chunk can be said to hold what was asked."""
+    return bool(_keyword_terms(raw))
+
+
+@functools.lru_cache(maxsize=256)
+def _keyword_terms(raw: str) -> tuple[str, ...]:
+    return tuple(_dedupe([t for word in extract_keywords(raw) for t in word_terms(word, drop_stop_words=True)]))
+
+
 @functools.lru_cache(maxsize=256)
 def _expanded_terms(raw: str) -> tuple[str, ...]:
-    words = query_words(raw)
-    keywords = extract_keywords(raw)
-    terms = _dedupe([t for word in keywords for t in word_terms(word, drop_stop_words=True)])
+    terms = _keyword_terms(raw)
     if not terms:
-        terms = _dedupe([t for word in words for t in word_terms(word, drop_stop_words=False)])
-    return tuple(terms)
+        terms = tuple(_dedupe([t for word in query_words(raw) for t in word_terms(word, drop_stop_words=False)]))
+    return terms
 
 
 def build_keyword_query(raw: str) -> str | None:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from mdrecall.errors import IndexWriteError, MdrecallError
+from mdrecall.text.bounds import no_results_line
 from mdrecall.ui.markdown import render_markdown
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ class Inspector:
         if response.backend_fallback:
             out["backendFallback"] = response.backend_fallback
         if not results:
-            out["message"] = f"no results for {query!r} ({response.notice or 'nothing matched'})"
+            out["message"] = no_results_line(query, response.notice)
         return out
 
     @staticmethod

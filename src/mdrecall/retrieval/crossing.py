@@ -1,0 +1,52 @@
+"""Questions asked in another language than the notes: which results are written in another language, and
+what the index holds of such a question (the features of `calibration.cross_features`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mdrecall.retrieval.calibration import named_terms
+from mdrecall.storage.base import IndexStore
+from mdrecall.text.fts_query import fold_term, keyword_match, quote_term
+from mdrecall.text.languages import function_word, other_language, query_languages, time_word
+from mdrecall.text.word_forms import word_forms
+
+
+class Crossing:
+    """A query in a known language (text/languages.py), for the hits written in another one, which the
+    calibration's cross-language model scores (calibration.cross_features)."""
+
+    def __init__(self, store: IndexStore, query: str, terms: Sequence[str], forms: bool) -> None:
+        self.languages = query_languages(query)
+        self._store, self._query, self._terms, self._forms = store, query, terms, forms
+        self._held: bool | None = None
+        self._german_missing: bool | None = None
+
+    def applies(self, text: str) -> bool:
+        return other_language(self.languages, text)
+
+    def holds_keywords(self) -> bool:
+        """Some indexed chunk holds one of the query's keywords (other forms counted as the OR query counts
+        them; not the function words of the query's language: German "hat" is no English hat): asked once."""
+        if self._held is None:
+            words = [term for term in self._terms if not function_word(term, self.languages)]
+            self._held = any(self._store.terms_present(self._units(term)) for term in words)
+        return self._held
+
+    def _units(self, term: str) -> list[str]:
+        """The FTS match units of a keyword and, with word forms, of its inflections ("laptop": "laptops")."""
+        units = [keyword_match(term, self._forms)]
+        if self._forms:
+            units += [quote_term(form) for form in sorted(word_forms(fold_term(term)))]
+        return units
+
+    def name_missing(self, missing: bool) -> bool:
+        """`missing` (a name of the query no chunk holds), except for German, which writes every noun with a
+        capital letter: there, the query has capitalised words other than times ("Frühling", "Jahr") and the
+        index holds none of them (asked once)."""
+        if "de" not in self.languages:
+            return missing
+        if self._german_missing is None:
+            names = [n for n in named_terms(self._query, self._terms) if not time_word(n, self.languages)]
+            self._german_missing = bool(names) and not any(self._store.terms_present(self._units(n)) for n in names)
+        return self._german_missing
