@@ -8,8 +8,11 @@ from collections.abc import Sequence
 from mdrecall.retrieval.calibration import named_terms
 from mdrecall.storage.base import IndexStore
 from mdrecall.text.fts_query import fold_term, keyword_match, quote_term
-from mdrecall.text.languages import function_word, other_language, query_languages, time_word
+from mdrecall.text.languages import function_word, languages_differ, query_languages, text_languages, time_word
 from mdrecall.text.word_forms import word_forms
+
+_TEXT_LANGUAGES: dict[str, frozenset[str]] = {}
+_REMEMBERED = 100_000
 
 
 class Crossing:
@@ -22,8 +25,17 @@ class Crossing:
         self._held: bool | None = None
         self._german_missing: bool | None = None
 
-    def applies(self, text: str) -> bool:
-        return other_language(self.languages, text)
+    def applies(self, row_id: str, text: str) -> bool:
+        """The chunk is written in another language than the query. A chunk's languages are remembered by its
+        id (which changes with its text) for the process: a search calibrates ~10 chunks, ~20 us each."""
+        if not self.languages:
+            return False
+        languages = _TEXT_LANGUAGES.get(row_id)
+        if languages is None:
+            if len(_TEXT_LANGUAGES) >= _REMEMBERED:
+                _TEXT_LANGUAGES.clear()
+            languages = _TEXT_LANGUAGES[row_id] = text_languages(text)
+        return languages_differ(self.languages, languages)
 
     def holds_keywords(self) -> bool:
         """Some indexed chunk holds one of the query's keywords (other forms counted as the OR query counts

@@ -637,7 +637,7 @@ def calibrate_hits(
             coverage = keyword_coverage(terms, with_context(path_context(row.path), row.text), forms)
         dated = in_ranges(file_date(row.path), ranges)
         hit.fused = hit.score
-        if crossing is not None and calibration.cross is not None and crossing.applies(row.text):
+        if crossing is not None and calibration.cross is not None and crossing.applies(row.id, row.text):
             values = cross_features(cosine, crossing.holds_keywords(), crossing.name_missing(name_missing), dated)
             hit.score = calibration.cross.probability(values)
             continue

@@ -20,7 +20,9 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 TEXT_CHARS = 400  # a note's language is read from its first characters (some 60 words: enough to tell)
 _CODE_CHARS = "(){}[]=_;<>\\/*"
 CODE_SHARE = 0.05
-_DOTTED = re.compile(r"\w+(?:\.\w+)+")
+# a dotted name ("os.path.join"); the \b start makes the engine try it at word starts only (twice as fast,
+# the same matches: a dotted name found inside a word is found from that word's start too)
+_DOTTED = re.compile(r"\b\w+(?:\.\w+)+")
 
 
 def _best(counts: dict[str, int], least: int) -> frozenset[str]:
@@ -62,10 +64,12 @@ def text_languages(text: str) -> frozenset[str]:
 
 def other_language(query_languages: frozenset[str], text: str) -> bool:
     """The text is written in another language than the question (both known, no language in common)."""
-    if not query_languages:
-        return False
-    languages = text_languages(text)
-    return bool(languages) and languages.isdisjoint(query_languages)
+    return languages_differ(query_languages, text_languages(text))
+
+
+def languages_differ(query_languages: frozenset[str], text_languages: frozenset[str]) -> bool:
+    """Both languages known and none in common."""
+    return bool(query_languages) and bool(text_languages) and text_languages.isdisjoint(query_languages)
 
 
 def function_word(word: str, languages: frozenset[str]) -> bool:
