@@ -208,3 +208,35 @@ def test_dotted_names_are_found_as_before_at_word_starts_only() -> None:
     for _ in range(5000):
         text = "".join(rnd.choice("ab.é _1\n.,ü") for _ in range(rnd.randint(0, 60)))
         assert _DOTTED.sub(" ", text) == plain.sub(" ", text)
+
+
+def test_the_english_shortcut_never_hides_another_language() -> None:
+    """`may_read_as_other_than_english` False must mean `text_languages` is empty or holds English: checked on
+    notes, code and random mixes of every Latin-script language's stop words with English ones."""
+    import random
+
+    from mdrecall.text.dates_languages import LATIN_CODES, stop_words_of
+    from mdrecall.text.languages import may_read_as_other_than_english
+
+    rnd = random.Random(11)
+    pools = {code: sorted(stop_words_of(code)) for code in LATIN_CODES}
+    texts = [
+        "Priya leads backend and owns the database migration. The staging database is reset every Sunday.",
+        "Wir haben beschlossen, das Budget für die Cloud auf 9k im Monat zu begrenzen.",
+        "Decidimos que el presupuesto de la nube se queda en 9k al mes.",
+        "import os\nif dir is None:\n    os.rename(a, b)\n",
+    ]
+    for _ in range(4000):
+        words = [rnd.choice(pools[rnd.choice(LATIN_CODES)]) for _ in range(rnd.randint(0, 12))]
+        words += [rnd.choice(pools["en"]) for _ in range(rnd.randint(0, 12))] + ["budget", "Acme", "x"]
+        rnd.shuffle(words)
+        texts.append(" ".join(words))
+    skipped = 0
+    for text in texts:
+        if not may_read_as_other_than_english(text):
+            skipped += 1
+            languages = text_languages(text)
+            assert not languages or "en" in languages, text
+            assert not other_language(frozenset({"en"}), text)
+    assert skipped > 200  # the shortcut is taken (the English note among them)
+    assert not may_read_as_other_than_english(texts[0]) and may_read_as_other_than_english(texts[1])

@@ -8,7 +8,14 @@ from collections.abc import Sequence
 from mdrecall.retrieval.calibration import named_terms
 from mdrecall.storage.base import IndexStore
 from mdrecall.text.fts_query import fold_term, keyword_match, quote_term
-from mdrecall.text.languages import function_word, languages_differ, query_languages, text_languages, time_word
+from mdrecall.text.languages import (
+    function_word,
+    languages_differ,
+    may_read_as_other_than_english,
+    query_languages,
+    text_languages,
+    time_word,
+)
 from mdrecall.text.word_forms import word_forms
 
 _TEXT_LANGUAGES: dict[str, frozenset[str]] = {}
@@ -30,6 +37,8 @@ class Crossing:
         id (which changes with its text) for the process: a search calibrates ~10 chunks, ~20 us each."""
         if not self.languages:
             return False
+        if "en" in self.languages and not may_read_as_other_than_english(text):
+            return False  # an English question over a note that cannot read as another language (most notes)
         languages = _TEXT_LANGUAGES.get(row_id)
         if languages is None:
             if len(_TEXT_LANGUAGES) >= _REMEMBERED:
