@@ -304,20 +304,10 @@ def locomo(args: argparse.Namespace, recorder: Recorder) -> dict[str, Any]:
 
 def team(cache: Path) -> dict[str, Any]:
     """On-topic / off-topic and relative-date questions on the team workspace, with every default."""
-    from mdrecall.backends.builtin import MemoryIndex
-    from mdrecall.config.settings import parse_config, resolve_settings
-    from mdrecall.embeddings.factory import create_provider
 
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="mdrecall-team-") as tmp:
-        ws = cache / "workspace"  # a fixed place: the cached index belongs to it
-        logs, _ = team_memory.build(ws)
-        parsed = parse_config({})
-        settings = resolve_settings(
-            workspace=ws, state_dir=Path(tmp) / "state", config=parsed, db_path=cache / "team.sqlite"
-        )
-        index = MemoryIndex(settings, create_provider(parsed))
-        index.sync()
+        index, logs = team_memory.open_index(cache, Path(tmp) / "state")
 
         model = index.store.read_meta()["model"]
         default_floor = index.effective_min_score()[0]

@@ -166,20 +166,11 @@ def _fmt(feats: dict[str, float]) -> str:
 
 
 def team(cache: Path, data: dict[str, Any], recorder: ae.Recorder, show: bool) -> dict[str, Any]:
-    from mdrecall.backends.builtin import MemoryIndex
-    from mdrecall.config.settings import parse_config, resolve_settings
-    from mdrecall.embeddings.factory import create_provider
 
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="mdrecall-team-") as tmp:
-        ws = cache / "workspace"  # the place abstention_eval.py indexes it: the cached index is shared
-        logs, _ = team_memory.build(ws)
-        parsed = parse_config({})
-        settings = resolve_settings(
-            workspace=ws, state_dir=Path(tmp) / "state", config=parsed, db_path=cache / "team.sqlite"
-        )
-        index = MemoryIndex(settings, create_provider(parsed))
-        index.sync()
+        ws = cache / "workspace"  # a fixed place: the cached index belongs to it (shared by the team evals)
+        index, logs = team_memory.open_index(cache, Path(tmp) / "state")
         model = index.store.read_meta()["model"]
         default_floor = index.effective_min_score()[0]
 

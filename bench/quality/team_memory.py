@@ -21,6 +21,7 @@ import random
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 NOW = date(2026, 6, 17)  # a Wednesday; also the newest log
 ARCHIVE_NOW = date(2027, 2, 3)
@@ -407,6 +408,23 @@ def build(out: Path) -> tuple[list[Log], list[dict]]:
     for log in logs:
         (out / log.path).write_text(log.text, encoding="utf-8")
     return logs, dated_questions(logs)
+
+
+def open_index(cache: Path, state: Path) -> tuple[Any, list[Log]]:
+    """The team's workspace written under `cache` and indexed with every default (the index file is kept in
+    `cache`, so the evals that ask it share one; `state` is a scratch state dir): the index and the logs."""
+    from mdrecall.backends.builtin import MemoryIndex
+    from mdrecall.config.settings import parse_config, resolve_settings
+    from mdrecall.embeddings.factory import create_provider
+
+    logs, _ = build(cache / "workspace")
+    parsed = parse_config({})
+    settings = resolve_settings(
+        workspace=cache / "workspace", state_dir=state, config=parsed, db_path=cache / "team.sqlite"
+    )
+    index = MemoryIndex(settings, create_provider(parsed))
+    index.sync()
+    return index, logs
 
 
 if __name__ == "__main__":
