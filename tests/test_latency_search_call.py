@@ -220,6 +220,23 @@ def test_hybrid_search_with_the_scan_beside_the_keyword_side_answers_the_same(
 
 
 CALIBRATED = "multilingual-e5-small"  # the model name its calibration is for (vectors here are 8-d stand-ins)
+
+
+class Provider:
+    """An 8-d provider of the calibrated model whose query vector is given (the centring direction is null)."""
+
+    id, model, dims, provider_key, max_seq_length, recommended_centering = "local", CALIBRATED, 8, "k", 512, 0.0
+
+    def __init__(self, vector: np.ndarray) -> None:
+        self.vector = vector
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.vector
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        return np.zeros((len(texts), 8), dtype=np.float32)
+
+
 TOPICS = ["billing", "invoice", "garden", "tomato", "deploy", "gateway", "kitten", "budget", "Caroline", "Vienna"]
 
 
@@ -252,19 +269,6 @@ def test_calibrating_only_the_shown_hits_answers_as_calibrating_every_candidate(
     rows = _overlapping_rows(rng)
     with store.transaction():
         store.insert_chunks(rows)
-    null = np.zeros(8, dtype=np.float32)
-
-    class Provider:
-        id, model, dims, provider_key, max_seq_length, recommended_centering = "local", CALIBRATED, 8, "k", 512, 0.0
-
-        def __init__(self, vector: np.ndarray) -> None:
-            self.vector = vector
-
-        def embed_query(self, text: str) -> np.ndarray:
-            return self.vector
-
-        def embed_batch(self, texts: list[str]) -> np.ndarray:
-            return np.stack([null for _ in texts])
 
     asks = []
     for i in range(24):
@@ -510,19 +514,6 @@ def test_vector_only_search_reading_its_best_rows_first_answers_as_reading_every
         )
     with store.transaction():
         store.insert_chunks(rows + extra)
-    null = np.zeros(8, dtype=np.float32)
-
-    class Provider:
-        id, model, dims, provider_key, max_seq_length, recommended_centering = "local", CALIBRATED, 8, "k", 512, 0.0
-
-        def __init__(self, vector: np.ndarray) -> None:
-            self.vector = vector
-
-        def embed_query(self, text: str) -> np.ndarray:
-            return self.vector
-
-        def embed_batch(self, texts: list[str]) -> np.ndarray:
-            return np.stack([null for _ in texts])
 
     asks = []
     for i in range(30):
