@@ -273,3 +273,26 @@ def test_migrations_are_versioned(pg_env):
         conn.execute("INSERT INTO mdrecall_schema_version(version) VALUES (%s)", (LATEST_VERSION + 1,))
         with pytest.raises(RuntimeError, match="upgrade mdrecall"):
             migrate(conn)
+
+
+def test_a_question_in_another_language_answers_as_on_sqlite(open_pg, tmp_path):
+    """The cross-language scoring asks the store whether the question's keywords are indexed anywhere: on
+    PostgreSQL as on SQLite (the real default model, English notes, a German and a Spanish question)."""
+    from mdrecall.embeddings.factory import create_provider
+
+    ws = tmp_path / "team"
+    write(ws, "MEMORY.md", "# Team memory\n\n- Payroll vendor: we picked Remote over Deel for the contractors.\n")
+    write(ws, "memory/2026-06-12.md", "# 2026-06-12\n\n- Sofia: Acme renewed for 40 seats; the outage report is due.\n")
+    write(ws, "memory/2026-04-20.md", "# 2026-04-20\n\n- Omar: the team offsite is in Lisbon, three days in May.\n")
+    provider = create_provider(parse_config({})).provider
+    pg, lite = open_pg(ws, provider), open_pg(ws, provider, sqlite=True)
+    pg.sync()
+    lite.sync()
+    assert pg.store.read_meta()["model"] == "multilingual-e5-small"  # the calibrated model: the cross model applies
+    for question in ["Wie viele Lizenzen hat Acme verlängert?", "¿Cómo tejo una bufanda?"]:
+        on_pg, on_lite = pg.search(question), lite.search(question)
+        assert [(r.path, round(r.score, 3)) for r in on_pg.results] == [
+            (r.path, round(r.score, 3)) for r in on_lite.results
+        ]
+    assert pg.search("Wie viele Lizenzen hat Acme verlängert?").results[0].path == "memory/2026-06-12.md"
+    assert pg.search("¿Cómo tejo una bufanda?").results == []
