@@ -385,6 +385,7 @@ def test_a_date_or_a_version_is_not_a_phone_number(text: str, category: str) -> 
         ("if a PR touches the billing module it needs sign-off from Priya before merge", "fact"),
         ("In case the nightly export is empty, flag it in #data.", "fact"),
         ("Si le disque de prod dépasse 80 %, c'est Mathieu qu'il faut prévenir.", "fact"),
+        ("If I'm asking about Python, assume 3.11 unless I say otherwise", "preference"),
     ],
 )
 def test_a_standing_conditional_rule_is_kept(text: str, category: str) -> None:
@@ -401,6 +402,7 @@ def test_a_standing_conditional_rule_is_kept(text: str, category: str) -> None:
         "If I were you, I'd rewrite the parser.",
         "If the tests pass, we can merge this branch.",
         "If that fails, try restarting the container.",
+        "If this works, great; otherwise try the other flag.",
         "If the API returns 500, retry this request once for now.",
         "If you look at line 40, the loop never ends.",
         "If I prefer tabs, how should I configure black?",

@@ -586,7 +586,8 @@ STANDING_MAIN = _rx(
     DUTY,
 )
 UNREAL = _rx(
-    rf"{B}(would|could|might|were|had|ever|maybe|perhaps|probably|otherwise|i'd|we'd|you'd){E}",
+    rf"{B}(would|could|might|were|had|ever|maybe|perhaps|probably|i'd|we'd|you'd){E}",
+    rf"{B}otherwise\s+\w",  # "…; otherwise try the other flag" (an alternative), not "unless I say otherwise"
     rf"{B}(würde\w*|wäre\w*|hätte\w*|könnte\w*|vielleicht|eventuell){E}",
     rf"{B}(quizás|quizá|tal\s+vez|peut-être|talvez){E}",
 )
