@@ -560,9 +560,10 @@ HYPOTHETICAL = _rx(
 )
 # A standing conditional rule ("If billing breaks, page Okonkwo", "When I paste a trace, explain the cause
 # first", "Si te pido un resumen, siempre en español") is an instruction to keep, not a hypothetical: its main
-# clause (after the first comma) is an order, "always"/"never", or someone who takes over, and nothing in it
-# is unreal ("would", "were", "maybe"; the other languages' conditional and subjunctive forms) or about the
-# case at hand ("that fails", "this request", "for now": DEIXIS).
+# clause (after the first comma; without one, the whole text, where only unanchored cues count) is an order,
+# "always"/"never", someone who takes over or a duty (DUTY), and nothing in it is unreal ("would", "were",
+# "maybe"; the other languages' conditional and subjunctive forms) or about the case at hand ("that fails",
+# "this request", "for now": DEIXIS).
 CONDITION = _rx(
     r"^(if|when|whenever|every\s+time|in\s+case|wenn|falls|immer\s+wenn|si|cuando|quand|lorsque|se|quando)\s"
 )
@@ -600,7 +601,7 @@ ROMANCE_UNREAL = (
 )
 
 
-_TO_ME = _rx(rf"{B}(i|me|my|you|ich|mir|mich|yo|me|te|je|moi|tu|eu|você){E}")
+_TO_ME = _rx(rf"{B}(i|me|my|you|ich|mir|mich|yo|te|je|moi|tu|eu|você){E}")
 
 
 def standing_rule(text: str) -> bool:
