@@ -28,12 +28,12 @@ timings), but the LoCoMo index is built once into the cache dir.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -308,23 +308,7 @@ def team(cache: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="mdrecall-team-") as tmp:
         index, logs = team_memory.open_index(cache, Path(tmp) / "state")
-
-        model = index.store.read_meta()["model"]
-        default_floor = index.effective_min_score()[0]
-
-        def ask(question: str, today: Any) -> Any:
-            """What `MemoryIndex.search` answers with every default, asked on `today`."""
-            now = datetime(today.year, today.month, today.day, 18, tzinfo=timezone.utc)
-            return search_module.run_search(
-                index.store,
-                index.provider,
-                model,
-                index.config.query,
-                question,
-                index.config.sources,
-                now=now,
-                default_min_score=default_floor,
-            )
+        ask = functools.partial(team_memory.ask, index)
 
         answered, right3 = 0, 0
         for question, path in team_memory.ONTOPIC:

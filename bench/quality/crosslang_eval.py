@@ -28,7 +28,6 @@ import json
 import sys
 import tempfile
 from collections import defaultdict
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -171,22 +170,9 @@ def team(cache: Path, data: dict[str, Any], recorder: ae.Recorder, show: bool) -
     with tempfile.TemporaryDirectory(prefix="mdrecall-team-") as tmp:
         ws = cache / "workspace"  # a fixed place: the cached index belongs to it (shared by the team evals)
         index, logs = team_memory.open_index(cache, Path(tmp) / "state")
-        model = index.store.read_meta()["model"]
-        default_floor = index.effective_min_score()[0]
 
         def ask(question: str) -> Any:
-            now = datetime(team_memory.NOW.year, team_memory.NOW.month, team_memory.NOW.day, 18, tzinfo=timezone.utc)
-            response = search_module.run_search(
-                index.store,
-                index.provider,
-                model,
-                index.config.query,
-                question,
-                index.config.sources,
-                now=now,
-                default_min_score=default_floor,
-            )
-            return response, best_features(recorder.take())
+            return team_memory.ask(index, question), best_features(recorder.take())
 
         def holds(result: Any, answer: str) -> bool:
             if result.path == answer:

@@ -427,6 +427,25 @@ def open_index(cache: Path, state: Path) -> tuple[Any, list[Log]]:
     return index, logs
 
 
+def ask(index: Any, question: str, today: date = NOW) -> Any:
+    """What `MemoryIndex.search` answers on the team's index with every default (the model's default floor
+    included), asked at 18:00 UTC on `today`: the SearchResponse."""
+    from datetime import datetime, timezone
+
+    from mdrecall.retrieval import search as search_module
+
+    return search_module.run_search(
+        index.store,
+        index.provider,
+        index.store.read_meta()["model"],
+        index.config.query,
+        question,
+        index.config.sources,
+        now=datetime(today.year, today.month, today.day, 18, tzinfo=timezone.utc),
+        default_min_score=index.effective_min_score()[0],
+    )
+
+
 if __name__ == "__main__":
     import json
     import sys
