@@ -32,17 +32,19 @@ def bound_query(text: str) -> str:
     MAX_QUERY_CHARS characters (cut at a word boundary when there is one)."""
     raw = str(text or "")
     words = raw.replace("\x00", " ").split()
-    kept: list[str] = words[:MAX_QUERY_WORDS] if raw.isascii() else []  # ASCII: no CJK character, one word each
-    used = 0
-    for word in words if not raw.isascii() else ():
-        if used >= MAX_QUERY_WORDS:
-            break
-        prefix, cjk = cjk_prefix(word, MAX_QUERY_WORDS - used)
-        if prefix:
-            kept.append(prefix)
-        used += max(1, cjk)
-        if prefix != word:
-            break
+    if raw.isascii():  # no CJK character: one word each
+        kept = words[:MAX_QUERY_WORDS]
+    else:
+        kept, used = [], 0
+        for word in words:
+            if used >= MAX_QUERY_WORDS:
+                break
+            prefix, cjk = cjk_prefix(word, MAX_QUERY_WORDS - used)
+            if prefix:
+                kept.append(prefix)
+            used += max(1, cjk)
+            if prefix != word:
+                break
     query = " ".join(kept)
     if len(query) <= MAX_QUERY_CHARS:
         return query
@@ -51,16 +53,18 @@ def bound_query(text: str) -> str:
     return cut[:space] if space > MAX_QUERY_CHARS // 2 else cut
 
 
-def is_query_cut(text: str) -> bool:
-    """Whether `bound_query` drops any of this query's words or characters."""
-    return bound_query(text) != " ".join(str(text or "").replace("\x00", " ").split())
+def is_query_cut(text: str, bounded: str | None = None) -> bool:
+    """Whether `bound_query` drops any of this query's words or characters. `bounded`: `bound_query(text)`,
+    when the caller has it."""
+    bounded = bound_query(text) if bounded is None else bounded
+    return bounded != " ".join(str(text or "").replace("\x00", " ").split())
 
 
 def cut_notice(text: str, bounded: str | None = None) -> str | None:
     """The notice a search adds when its query was cut, else None. `bounded`: `bound_query(text)`, when the
     caller has it."""
     bounded = bound_query(text) if bounded is None else bounded
-    if bounded == " ".join(str(text or "").replace("\x00", " ").split()):
+    if not is_query_cut(text, bounded):
         return None
     kept = len(bounded.split())
     return f"the query was cut to its first {kept} words (at most {MAX_QUERY_WORDS} words, {MAX_QUERY_CHARS} chars)"
