@@ -22,7 +22,19 @@ from mdrecall import __version__
 from mdrecall.agents.serve import whole_lines
 from mdrecall.agents.tools import no_memory_files_message
 from mdrecall.backends import MemoryBackend, open_backend
-from mdrecall.cli.common import GlobalOptions, err, fail, out, print_json, say, settings_from, warn
+from mdrecall.cli.common import (
+    GlobalOptions,
+    err,
+    expect_json,
+    fail,
+    json_error,
+    out,
+    print_json,
+    say,
+    settings_from,
+    wants_json,
+    warn,
+)
 from mdrecall.cli.facts import register as register_fact_commands
 from mdrecall.cli.migrate import register as register_migrate_command
 from mdrecall.cli.trust import register as register_trust_command
@@ -199,6 +211,7 @@ def _run(ctx: typer.Context, body) -> None:  # type: ignore[no-untyped-def]
         fail(f"index error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
     except KeyboardInterrupt:
         say(err, "interrupted")
+        json_error("interrupted")
         raise typer.Exit(code=130) from None
 
 
@@ -685,10 +698,13 @@ register_trust_command(app)  # trust: see cli/trust.py
 
 
 def main() -> None:
-    """Console-script entry point: usage mistakes too end with one line on stderr and exit code 1."""
+    """Console-script entry point: usage mistakes too end with one line on stderr and exit code 1 (and, with
+    --json, `{"error": ...}` on stdout)."""
+    expect_json(wants_json(sys.argv[1:]))
     invalid = invalid_argument(sys.argv[1:])
     if invalid:
         say(err, ("error: ", "bold red"), invalid)
+        json_error(invalid)
         sys.exit(1)
     try:
         code = app(standalone_mode=False)
@@ -722,16 +738,20 @@ def _usage_exit(exc: Exception) -> int:
         return 0
     if name == "Abort":
         say(err, "interrupted")
+        json_error("interrupted")
         return 130
     if isinstance(exc, UnicodeError):  # text that is not UTF-8 (stdin, a file name): one line, not a traceback
         reason = getattr(exc, "reason", type(exc).__name__)
         say(err, ("error: ", "bold red"), f"input is not valid UTF-8 text ({reason})")
+        json_error(f"input is not valid UTF-8 text ({reason})")
         return 1
     if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
         ctx = getattr(exc, "ctx", None)
         command = ctx.command_path.partition(" ")[2] if ctx is not None else ""
         hint = f" (see: mdrecall {command + ' ' if command else ''}--help)"
-        say(err, ("error: ", "bold red"), " ".join(exc.format_message().split()) + hint)
+        message = " ".join(exc.format_message().split()) + hint
+        say(err, ("error: ", "bold red"), message)
+        json_error(message)
         return 1
     raise exc
 

@@ -29,14 +29,37 @@ def warn(message: str) -> None:
 
 
 def fail(message: str) -> None:
-    """One line on stderr and exit code 1: every failure ends this way."""
+    """One line on stderr and exit code 1: every failure ends this way (with --json, also `{"error": ...}`)."""
     first = " ".join(message.strip().splitlines()) or "failed"
     say(err, ("error: ", "bold red"), first)
+    json_error(first)
     raise typer.Exit(code=1)
+
+
+# Whether this invocation asked for --json (set by the entry point from argv), and whether it printed its JSON.
+_json_output = {"wanted": False, "printed": False}
+
+
+def wants_json(argv: list[str]) -> bool:
+    """Whether a command line asks for --json (before any `--`, after which everything is an argument)."""
+    args = argv[: argv.index("--")] if "--" in argv else argv
+    return "--json" in args
+
+
+def expect_json(wanted: bool) -> None:
+    _json_output.update(wanted=wanted, printed=False)
+
+
+def json_error(message: str) -> None:
+    """With --json and nothing printed yet, the failure as `{"error": message}` on stdout: a script reading
+    stdout gets valid JSON whatever happened (the one line on stderr and exit code 1 stay the same)."""
+    if _json_output["wanted"] and not _json_output["printed"]:
+        print_json({"error": message})
 
 
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+    _json_output["printed"] = True
 
 
 @dataclass

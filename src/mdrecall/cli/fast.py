@@ -121,7 +121,10 @@ def _warm_search(opts: dict[str, str], args: dict[str, object]) -> int | None:
     if answer is None:
         return None
     if not answer.get("ok"):
-        sys.stderr.write(f"error: {' '.join(str(answer.get('error') or 'failed').split())}\n")
+        message = " ".join(str(answer.get("error") or "failed").split())
+        sys.stderr.write(f"error: {message}\n")
+        if args["json"]:  # as the full CLI's `fail`: a script reading stdout still gets JSON
+            sys.stdout.write(json.dumps({"error": message}, ensure_ascii=False, indent=2) + "\n")
         return 1
     print_search(answer, str(args["query"]), bool(args["json"]))
     return 0
