@@ -121,3 +121,41 @@ def test_binary_and_oversized_files_are_skipped_with_a_reason(
     assert not index.is_dirty(), "skipped files are recorded, so they are not retried until they change"
     again = index.sync()
     assert again.skipped == [] and again.files_unchanged == 6
+
+
+class InterruptedProvider(HashingProvider):
+    """The user presses Ctrl-C while the third group of files is being embedded."""
+
+    def embed_batch(self, texts: list[str]):  # type: ignore[no-untyped-def]
+        if self.batch_calls == 2:
+            raise KeyboardInterrupt
+        return super().embed_batch(texts)
+
+
+def test_ctrl_c_during_a_full_index_keeps_what_was_embedded(
+    make_index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupted first index (a full rebuild in a temp DB) leaves its vectors in the index's cache: the
+    re-run embeds only what was not embedded yet (with a paid API, nobody pays twice)."""
+    from mdrecall.indexing import sync
+
+    monkeypatch.setattr(sync, "EMBED_WINDOW_CHUNKS", 4)  # one embedding call per 4 files
+    ws = tmp_path / "big"
+    for i in range(20):
+        write(ws, f"memory/note-{i:02d}.md", f"# Note {i}\n\ntopic{i} decision number {i} about things.\n")
+    db = tmp_path / "idx.sqlite"
+    interrupted = InterruptedProvider()
+    index = make_index(ws, interrupted, db_path=db)
+    with pytest.raises(KeyboardInterrupt):
+        index.sync()
+    index.close()
+    assert interrupted.texts_embedded > 0
+    assert not list(tmp_path.glob("idx.sqlite.tmp-*"))  # the temp DB is removed as before
+
+    again = HashingProvider()
+    report = make_index(ws, again, db_path=db).sync()
+    assert report.files_indexed == 20 and report.full_reindex
+    assert report.cache_hits == interrupted.texts_embedded
+    fresh = HashingProvider()
+    make_index(ws, fresh, db_path=tmp_path / "fresh.sqlite").sync()
+    assert again.texts_embedded == fresh.texts_embedded - interrupted.texts_embedded

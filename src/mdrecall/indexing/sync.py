@@ -14,6 +14,7 @@ the temp files are removed and the live index is untouched.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import time
 import uuid
@@ -760,10 +761,12 @@ def safe_reindex(
     one transaction.
 
     The swap copies the temp DB over the live one in a single transaction (`Store.replace_contents`).
-    On any failure the temp files are removed and the live index is left exactly as it was.
+    On any failure (Ctrl-C included) the temp files are removed and the live index keeps its contents; only
+    the vectors embedded so far join its embedding cache, so the next run does not embed them again.
     """
     tmp_path = temp_db_path(live.path)
     tmp_store = open_store(tmp_path)
+    swapped = False
     try:
         tmp_store.copy_cache_from(live.path)
         report = incremental_sync(
@@ -771,7 +774,17 @@ def safe_reindex(
         )
         report.full_reindex = True
         live.replace_contents(tmp_store)
+        swapped = True
         return report
     finally:
         tmp_store.close()
+        if not swapped and provider is not None and config.cache.enabled:
+            _keep_embedded(live, tmp_path)
         remove_db_files(tmp_path)
+
+
+def _keep_embedded(live: Store, tmp_path: Path) -> None:
+    """A rebuild that did not finish: its vectors go to the live index's embedding cache (best effort; the
+    failure that stopped the rebuild is what the caller sees)."""
+    with contextlib.suppress(Exception):
+        live.copy_cache_from(tmp_path)
