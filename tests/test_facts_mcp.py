@@ -61,6 +61,11 @@ def test_fact_tools_over_stdio(tmp_path: Path) -> None:
             found = _payload(await client.call_tool("memory_search", {"query": "billing team"}))
             assert any(r["path"] == "memory/facts.md" for r in found["results"])
 
+            unknown = await client.call_tool("memory_remember", {"text": "x"})  # the agent guessed a name
+            assert unknown.is_error and "unknown tool" in unknown.structured_content["error"]
+            for name in tools:  # the names it is told to use are every tool it was given, fact tools too
+                assert name in unknown.structured_content["action"]
+
     anyio.run(scenario)
     facts = (ws / "memory" / "facts.md").read_text()
     assert "Priya leads the billing team." in facts and "Slack" not in facts

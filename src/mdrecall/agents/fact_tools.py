@@ -178,7 +178,10 @@ class CombinedTools:
     def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
         if name in FACT_TOOL_NAMES:
             return self.facts.call(name, arguments)
-        return self.memory.call(name, arguments)
+        result = self.memory.call(name, arguments)
+        if name not in self.memory.names and "unknown tool" in str(result.get("error", "")):
+            result["action"] = f"use one of: {', '.join([*self.memory.names, *self.facts.names])}"
+        return result
 
 
 def with_fact_tools(memory_tools: Any, settings: Any) -> Any:
