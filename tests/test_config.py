@@ -105,3 +105,17 @@ def test_missing_workspace_and_bad_agent(tmp_path: Path) -> None:
         resolve_settings(workspace=tmp_path / "missing")
     with pytest.raises(ConfigError, match="agent id"):
         resolve_settings(workspace=tmp_path, agent_id="../evil")
+
+
+def test_library_config_argument_takes_a_dict_and_refuses_a_file_name_in_one_line(tmp_path: Path) -> None:
+    """`resolve_settings(config=...)` as an agent builder guesses it: a dict of keys works, a file name is
+    refused with a line pointing to config_path (not an AttributeError from deep inside)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    settings = resolve_settings(workspace=ws, state_dir=tmp_path / "s", config={"query": {"maxResults": 3}})
+    assert settings.config.query.max_results == 3
+    with pytest.raises(ConfigError, match="query.maxResults"):
+        resolve_settings(workspace=ws, state_dir=tmp_path / "s", config={"query": {"maxResults": 0}})
+    (ws / "mine.toml").write_text('provider = "none"\n')
+    with pytest.raises(ConfigError, match="config_path"):
+        resolve_settings(workspace=ws, state_dir=tmp_path / "s", config=str(ws / "mine.toml"))  # type: ignore[arg-type]

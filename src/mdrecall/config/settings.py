@@ -589,10 +589,20 @@ def resolve_settings(
     state_dir: str | os.PathLike[str] | None = None,
     config_path: str | os.PathLike[str] | None = None,
     db_path: str | os.PathLike[str] | None = None,
-    config: MemoryConfig | None = None,
+    config: MemoryConfig | dict[str, Any] | None = None,
 ) -> Settings:
-    """Resolve paths and load the config, the way the CLI and library callers both need it."""
+    """Resolve paths and load the config, the way the CLI and library callers both need it.
+
+    `config` is a MemoryConfig or a dict of config keys (as in mdrecall.toml); a file goes in `config_path`."""
     from mdrecall.errors import WorkspaceError
+
+    if isinstance(config, dict):
+        config = parse_config(config)
+    elif config is not None and not isinstance(config, MemoryConfig):
+        raise ConfigError(
+            f"config must be a MemoryConfig or a dict of config keys, not {type(config).__name__}: "
+            "pass a config file as config_path="
+        )
 
     ws = Path(workspace if workspace is not None else os.getcwd()).expanduser()
     if not ws.exists():
