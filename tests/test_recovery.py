@@ -159,3 +159,27 @@ def test_ctrl_c_during_a_full_index_keeps_what_was_embedded(
     fresh = HashingProvider()
     make_index(ws, fresh, db_path=tmp_path / "fresh.sqlite").sync()
     assert again.texts_embedded == fresh.texts_embedded - interrupted.texts_embedded
+
+
+def test_index_says_why_an_unreadable_index_was_rebuilt(workspace: Path, tmp_path: Path) -> None:
+    """`mdrecall index` over an index of an unknown schema version (a newer mdrecall's) names that reason, not
+    'no index metadata' (what the discarded file looks like once it is recreated empty)."""
+    import json
+    import subprocess
+    import sys
+
+    write(workspace, "mdrecall.toml", 'provider = "none"\n')
+    state = tmp_path / "s"
+    code = "import sys; from mdrecall.cli.fast import main; sys.argv[0] = 'mdrecall'; main()"
+    base = [sys.executable, "-c", code, "--workspace", str(workspace), "--state-dir", str(state)]
+    assert subprocess.run([*base, "index"], capture_output=True, timeout=120).returncode == 0
+    (db,) = (state / "memory").glob("*.sqlite")
+    conn = apsw.Connection(str(db))
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    result = subprocess.run([*base, "index", "--json"], capture_output=True, text=True, timeout=120)
+    report = json.loads(result.stdout)
+    assert report["fullReindex"] and report["filesIndexed"] == 3
+    assert "schema version 99" in report["fullReason"] and "rebuilt from the markdown" in report["fullReason"]
+    shown = subprocess.run([*base, "index", "--force"], capture_output=True, text=True, timeout=120)
+    assert "schema version" not in shown.stdout  # only the run that rebuilt it says so

@@ -45,6 +45,7 @@ from mdrecall.errors import (
 )
 from mdrecall.indexing.sync import (
     MEMORY_SOURCE,
+    NO_INDEX_META,
     SESSIONS_SOURCE,
     ChunkProgressFn,
     ProgressFn,
@@ -346,6 +347,8 @@ class MemoryIndex:
             files = self.discover_streamed()
             sessions = self.discover_sessions()
             why = "forced" if force else self.full_reindex_reason(writer)
+            if why == NO_INDEX_META and self.recovery:  # the file was discarded: say why, not that it is empty
+                why = self.recovery
             if why is None:
                 report = incremental_sync(
                     writer,

@@ -127,10 +127,13 @@ def _windows_meta(provider: EmbeddingProvider | None) -> str | None:
     return None if plan is None else f"lines={plan.lines},stride={plan.stride},tokens={plan.max_tokens}"
 
 
+NO_INDEX_META = "no index metadata"
+
+
 def full_reindex_reason(stored: dict[str, Any] | None, expected: dict[str, Any]) -> str | None:
     """Why the stored index cannot be updated incrementally, or None when it can."""
     if stored is None:
-        return "no index metadata"
+        return NO_INDEX_META
     for key, label in (
         ("provider", "provider"),
         ("model", "model"),
