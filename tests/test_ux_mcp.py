@@ -211,3 +211,27 @@ def test_a_stale_index_answers_at_once_and_catches_up_in_the_background(kw: Path
         assert [r["path"] for r in second["results"]] == ["memory/2026-11-03.md"]
         assert "catchingUp" not in second
         assert json.dumps(second)  # still JSON-serialisable
+
+
+def test_http_on_a_busy_or_impossible_port_is_one_line_before_any_work(kw: Path, tmp_path: Path) -> None:
+    """`mdrecall mcp --http` on a port another program holds (or one that cannot exist): one line, exit 1, and
+    no 'server on …' line claiming it serves; the index is not built for a server that cannot start."""
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    state = tmp_path / "s"
+    base = [sys.executable, "-c", CLI, "--workspace", str(kw), "--state-dir", str(state), "mcp", "--http"]
+    try:
+        taken = subprocess.run([*base, "--port", str(port)], capture_output=True, text=True, timeout=60)
+    finally:
+        busy.close()
+    assert taken.returncode == 1
+    lines = [line for line in taken.stderr.splitlines() if not line.startswith("mdrecall MCP token:")]
+    assert lines == [f"error: cannot listen on 127.0.0.1:{port}: Address already in use"]
+    assert not list((state / "memory").glob("*.sqlite")) if (state / "memory").exists() else True
+    ui = [*base[:-2], "ui"]
+    for command, bad in ((base, "99999"), (base, "-1"), (ui, "99999"), (ui, "-5")):
+        result = subprocess.run([*command, "--port", bad], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "--port" in result.stderr

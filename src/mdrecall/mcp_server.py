@@ -28,6 +28,7 @@ import json
 import os
 import re
 import secrets
+import socket
 import sys
 import time
 from collections.abc import Sequence
@@ -310,24 +311,51 @@ def build_http_app(tools: MemoryTools, token: str, host: str = DEFAULT_HTTP_HOST
 def run_http(
     settings: Settings, host: str = DEFAULT_HTTP_HOST, port: int = DEFAULT_HTTP_PORT, token: str | None = None
 ) -> None:
-    """Serve streamable HTTP on host:port (default 127.0.0.1); generates and prints a token if none given."""
+    """Serve streamable HTTP on host:port (default 127.0.0.1); generates and prints a token if none given.
+
+    The port is taken first: a busy or impossible one is one MdrecallError before any index is opened."""
     import uvicorn
 
-    if not token:
-        token = secrets.token_urlsafe(24)
-        print(f"mdrecall MCP token: {token}", file=sys.stderr, flush=True)
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"warning: serving memory on {host}, not only this machine", file=sys.stderr, flush=True)
-    index, tools = _open_tools(settings)
-    warm = start_warm_server(settings, index, tools)
+    sock = listen_socket(host, port)
     try:
-        app = build_http_app(tools, token, host)
-        print(f"mdrecall MCP server on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        if not token:
+            token = secrets.token_urlsafe(24)
+            print(f"mdrecall MCP token: {token}", file=sys.stderr, flush=True)
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"warning: serving memory on {host}, not only this machine", file=sys.stderr, flush=True)
+        index, tools = _open_tools(settings)
+        warm = start_warm_server(settings, index, tools)
+        try:
+            app = build_http_app(tools, token, host)
+            print(f"mdrecall MCP server on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+            uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+        finally:
+            if warm is not None:
+                warm.stop()
+            index.close()
     finally:
-        if warm is not None:
-            warm.stop()
-        index.close()
+        sock.close()
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on host:port, or one MdrecallError naming both (busy, not allowed, no such
+    address, a port outside 0-65535)."""
+    sock: socket.socket | None = None
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(64)
+        sock.setblocking(False)
+        return sock
+    except (OSError, OverflowError) as err:
+        if sock is not None:
+            sock.close()
+        reason = getattr(err, "strerror", None) or str(err)
+        raise MdrecallError(f"cannot listen on {host}:{port}: {reason}") from None
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -649,7 +649,7 @@ def mcp(
     ctx: typer.Context,
     http: bool = typer.Option(False, "--http", help="Serve streamable HTTP instead of stdio (the default)."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP address (loopback by default)."),
-    port: int = typer.Option(8765, "--port", help="HTTP port."),
+    port: int = typer.Option(8765, "--port", min=1, max=65535, help="HTTP port."),
     token_file: Path = typer.Option(
         None,
         "--token-file",
@@ -676,7 +676,9 @@ def mcp(
 @app.command()
 def ui(
     ctx: typer.Context,
-    port: int = typer.Option(None, "--port", help="Port on 127.0.0.1 (default 8767, or a free one if taken; 0: any)."),
+    port: int = typer.Option(
+        None, "--port", min=0, max=65535, help="Port on 127.0.0.1 (default 8767, or a free one if taken; 0: any)."
+    ),
     open_browser: bool = typer.Option(False, "--open", help="Also open the page in the default browser."),
 ) -> None:
     """Inspect memory in a local web page: search with explanations, files, facts, hook activity, index health.
