@@ -184,3 +184,36 @@ def test_builtin_index_finds_the_facts_file(tmp_path: Path) -> None:
         index.sync()
         results = index.search("Gutenberg printer").results
     assert results and results[0].path == "memory/facts.md"
+
+
+def test_a_memory_too_long_to_keep_whole_is_refused_not_cut(tmp_path: Path, store: FactStore) -> None:
+    """A fact is one line of at most 1,000 characters: longer text was silently cut (the rest lost while the
+    answer said 'stored'); now the CLI, the tool and edit refuse it in one line and nothing is written."""
+    import json
+    import subprocess
+    import sys
+
+    from mdrecall.agents.fact_tools import FactTools
+
+    long_text = "Dana decided the roadmap. " * 60  # 1,560 characters
+    with pytest.raises(MdrecallError, match="at most 1000"):
+        store.store(long_text)
+    kept = store.store("Dana decided the roadmap for the next quarter.")
+    assert kept.fact is not None
+    with pytest.raises(MdrecallError, match="at most 1000"):
+        store.edit(kept.fact.id, long_text)
+    assert [line for line in _lines(store) if "roadmap" in line] == [_lines(store)[-1]]
+    assert len(_lines(store)) == 1
+
+    answer = FactTools(store).call("memory_store", {"text": long_text})
+    assert "at most 1000" in answer["error"] and len(_lines(store)) == 1
+
+    ws = tmp_path / "cli-ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "mdrecall.toml").write_text('provider = "none"\n')
+    code = "import sys; from mdrecall.cli.fast import main; sys.argv[0] = 'mdrecall'; main()"
+    base = [sys.executable, "-c", code, "--workspace", str(ws), "--state-dir", str(tmp_path / "cli-state")]
+    result = subprocess.run([*base, "facts", "store", long_text, "--json"], capture_output=True, text=True)
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
+    assert "at most 1000" in json.loads(result.stdout)["error"]
+    assert not (ws / "memory" / "facts.md").exists()

@@ -67,8 +67,23 @@ class FactHit:
 
 def clean_text(text: str) -> str:
     """One line, whitespace collapsed, secrets redacted, at most MAX_FACT_CHARS (a fact is one line)."""
-    one_line = " ".join(str(text).split())
-    return redact(one_line)[:MAX_FACT_CHARS].strip()
+    return _one_line(text)[:MAX_FACT_CHARS].strip()
+
+
+def checked_text(text: str) -> str:
+    """`clean_text` for text a person or an agent asked to store: longer than MAX_FACT_CHARS is refused in one
+    line (MdrecallError), never cut, so no part of it is lost while the answer says 'stored'."""
+    line = _one_line(text)
+    if len(line) > MAX_FACT_CHARS:
+        raise MdrecallError(
+            f"a memory is one short line: this text has {len(line)} characters (at most {MAX_FACT_CHARS}); "
+            "store a shorter sentence, or keep longer notes in memory/*.md"
+        )
+    return line
+
+
+def _one_line(text: str) -> str:
+    return redact(" ".join(str(text).split())).strip()
 
 
 def normalize_category(category: str | None) -> str | None:

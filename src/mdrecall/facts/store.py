@@ -40,7 +40,7 @@ from mdrecall.facts.model import (
     DEFAULT_IMPORTANCE,
     Fact,
     FactHit,
-    clean_text,
+    checked_text,
     normalize_category,
     strip_injected,
 )
@@ -556,7 +556,7 @@ class FactStore:
         (capture, tool, cli) is remembered beside the table: the inspector shows where a fact came from."""
         from mdrecall.facts.rules import classify
 
-        cleaned = clean_text(text)
+        cleaned = checked_text(text)
         if len(cleaned) < 3:
             return StoreResult(False, message="nothing to store: the text is empty or too short")
         chosen = normalize_category(category) or classify(cleaned) or "other"
@@ -598,7 +598,7 @@ class FactStore:
         chosen = normalize_category(category)
         if importance is not None and not 0 <= float(importance) <= 1:
             raise MdrecallError(f"importance must be between 0 and 1 (got {importance!r})")
-        cleaned = clean_text(text) if text is not None else None
+        cleaned = checked_text(text) if text is not None else None
         if cleaned is not None and len(cleaned) < 3:
             raise MdrecallError("nothing to store: the text is empty or too short")
         with self._locked():
