@@ -81,3 +81,8 @@ def test_a_printed_answer_is_not_followed_by_a_second_document(kw: Path, tmp_pat
     assert result.returncode == 1
     status = json.loads(result.stdout)  # one document: raises on a second one
     assert status["probe"]["embeddings"]["ok"] is False
+
+
+def test_an_empty_fact_recall_is_refused_like_an_empty_search(kw: Path, tmp_path: Path) -> None:
+    result = mdrecall("--workspace", str(kw), "--state-dir", str(tmp_path / "s"), "facts", "recall", "  ", "--json")
+    one_error(result, "the query is empty")

@@ -86,6 +86,8 @@ def facts_recall(
     as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
 ) -> None:
     """Find stored memories by meaning and keyword."""
+    if not query.strip():  # as `mdrecall search` and the memory_recall tool
+        fail('the query is empty: say what to look for, e.g. mdrecall facts recall "editor preference"')
 
     def body(store: Any) -> None:
         hits = store.recall(query, limit=limit, asking=True)
