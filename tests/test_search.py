@@ -195,3 +195,22 @@ def test_keyword_only_scores_stay_bm25_when_it_informs(workspace: Path, make_ind
     index.sync()
     scores = [r.score for r in index.search("what are Dana's metric units?", min_score=0.0).results]
     assert scores and scores[0] < 1.0 and scores == sorted(scores, reverse=True)
+
+
+def test_library_search_refuses_impossible_limits_in_one_line(workspace: Path, make_index) -> None:
+    """What the CLI and the tools refuse, the library refuses too: max_results 0 or "3" and min_score 5 are one
+    MdrecallError naming the argument, not an empty answer or a TypeError from inside the ranking."""
+    from mdrecall.errors import MdrecallError
+
+    index = make_index(workspace)
+    index.sync()
+    assert index.search("a828e60", max_results=1).results[0].path == "MEMORY.md"
+    import numpy as np
+
+    assert len(index.search("a828e60", max_results=np.int64(2), min_score=np.float32(0.0)).results) >= 1
+    for bad in ({"max_results": 0}, {"max_results": -1}, {"max_results": "3"}, {"max_results": True}):
+        with pytest.raises(MdrecallError, match="max_results"):
+            index.search("a828e60", **bad)
+    for bad in ({"min_score": 5}, {"min_score": -0.1}, {"min_score": "high"}, {"min_score": float("nan")}):
+        with pytest.raises(MdrecallError, match="min_score"):
+            index.search("a828e60", **bad)

@@ -14,6 +14,8 @@ functions every backend may reuse, so results look and clamp the same whichever 
 
 from __future__ import annotations
 
+import numbers
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -27,6 +29,29 @@ if TYPE_CHECKING:
     from mdrecall.embeddings.factory import ProviderResult
     from mdrecall.indexing.sync import ChunkProgressFn, ProgressFn, SyncReport
     from mdrecall.retrieval.search import SearchMode, SearchResponse
+
+
+def checked_limits(max_results: Any, min_score: Any) -> tuple[int | None, float | None]:
+    """A caller's `max_results` and `min_score` as plain numbers: an integer >= 1 and a number in 0..1 (None:
+    the configured default). Anything else is one MdrecallError naming the argument, as the CLI and the tools
+    refuse it, instead of an empty answer or an error from inside the ranking."""
+    from mdrecall.errors import MdrecallError
+
+    count: int | None = None
+    if max_results is not None:
+        try:
+            count = None if isinstance(max_results, bool) else operator.index(max_results)
+        except TypeError:
+            count = None
+        if count is None or count < 1:
+            raise MdrecallError(f"max_results must be an integer >= 1 (got {max_results!r})")
+    floor: float | None = None
+    if min_score is not None:
+        ok = isinstance(min_score, numbers.Real) and not isinstance(min_score, bool)
+        floor = float(min_score) if ok else None
+        if floor is None or not 0.0 <= floor <= 1.0:  # NaN fails both comparisons
+            raise MdrecallError(f"min_score must be a number between 0 and 1 (got {min_score!r})")
+    return count, floor
 
 
 @runtime_checkable

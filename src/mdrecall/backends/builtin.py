@@ -14,6 +14,7 @@ from typing import Any
 
 import apsw
 
+from mdrecall.backends.base import checked_limits
 from mdrecall.config.settings import Settings
 from mdrecall.documents.sessions import (
     SESSIONS_PREFIX,
@@ -527,6 +528,7 @@ class MemoryIndex:
         """Hybrid search. `citations` ("on" | "off" | "auto" with `session_key`) appends `Source:` lines;
         the memory_search tool passes the configured mode, library and CLI callers get plain snippets.
         `explain`: each result carries the score after every ranking stage (`SearchResult.explain`)."""
+        max_results, min_score = checked_limits(max_results, min_score)
         return self.answer(SearchRequest(query, max_results, min_score, mode, citations, session_key, explain))
 
     def answer(self, request: SearchRequest) -> SearchResponse:

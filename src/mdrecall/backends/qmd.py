@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mdrecall.backends.base import checked_limits
 from mdrecall.config.settings import QmdConfig, QmdScopeConfig, parse_duration_ms
 from mdrecall.documents.sessions import list_session_files, parse_transcript
 from mdrecall.documents.workspace import read_memory_lines
@@ -513,6 +514,7 @@ class QmdBackend:
         session_key: str | None = None,
     ) -> SearchResponse:
         """`qmd <searchMode> --json -n N -- <query>`, mapped to mdrecall results; QmdError on any failure."""
+        max_results, min_score = checked_limits(max_results, min_score)
         mode = self.cfg.search_mode
         limits = self.cfg.limits
         label = f"qmd-{mode}"
