@@ -113,8 +113,11 @@ def test_incremental_sync_by_hash_and_deletions(open_pg, workspace):
     changed = pg.sync()
     assert (changed.files_indexed, changed.files_deleted) == (1, 1)
     status = pg.status()
-    assert status["backend"] == "postgres" and status["files"] == 2
+    assert status["backend"] == "postgres" and status["files"] == 2 and "skippedFiles" not in status
     assert [r.path for r in pg.search("basement rack", mode="keyword").results] == ["memory/topics/infra.md"]
+    (workspace / "memory" / "blob.md").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0binary")  # recorded as skipped
+    pg.sync()
+    assert [s["path"] for s in pg.status()["skippedFiles"]] == ["memory/blob.md"]
     assert pg.search("memorySearch hybrid", mode="keyword").results == []
 
 

@@ -183,3 +183,33 @@ def test_index_says_why_an_unreadable_index_was_rebuilt(workspace: Path, tmp_pat
     assert "schema version 99" in report["fullReason"] and "rebuilt from the markdown" in report["fullReason"]
     shown = subprocess.run([*base, "index", "--force"], capture_output=True, text=True, timeout=120)
     assert "schema version" not in shown.stdout  # only the run that rebuilt it says so
+
+
+def test_a_note_skipped_by_the_sync_a_search_runs_is_reported_and_status_lists_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A note that cannot be indexed (binary) is recorded so it is not retried; when the sync that found it was
+    the one `search` runs first, its warning was dropped and every later `index` said 'unchanged': the user never
+    learned the note is not searched. Now that search says so, and `status` lists skipped notes every time."""
+    import json
+    import subprocess
+    import sys
+
+    write(workspace, "mdrecall.toml", 'provider = "none"\n')
+    state = tmp_path / "s"
+    code = "import sys; from mdrecall.cli.fast import main; sys.argv[0] = 'mdrecall'; main()"
+    base = [sys.executable, "-c", code, "--workspace", str(workspace), "--state-dir", str(state)]
+    assert subprocess.run([*base, "index"], capture_output=True, timeout=120).returncode == 0
+    (workspace / "memory" / "blob.md").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0binary")
+    found = subprocess.run([*base, "search", "a828e60", "--json"], capture_output=True, text=True, timeout=120)
+    assert found.returncode == 0 and json.loads(found.stdout)[0]["path"] == "MEMORY.md"
+    assert "warning: memory/blob.md:" in found.stderr and "binary" in found.stderr
+    status = json.loads(subprocess.run([*base, "status", "--json"], capture_output=True, text=True).stdout)
+    assert [s["path"] for s in status["skippedFiles"]] == ["memory/blob.md"]
+    assert "binary" in status["skippedFiles"][0]["reason"]
+    table = subprocess.run([*base, "status"], capture_output=True, text=True, timeout=120).stdout
+    assert "skipped" in table and "memory/blob.md" in table
+    (workspace / "memory" / "blob.md").write_text("# Now text\n", encoding="utf-8")
+    assert subprocess.run([*base, "index"], capture_output=True, timeout=120).returncode == 0
+    healed = json.loads(subprocess.run([*base, "status", "--json"], capture_output=True, text=True).stdout)
+    assert not healed.get("skippedFiles")

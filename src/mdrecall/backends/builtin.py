@@ -711,6 +711,9 @@ class MemoryIndex:
         }
         if self.recovery:
             out["recovered"] = self.recovery
+        skipped = store.skipped_files()
+        if skipped:  # recorded so they are not retried until they change: said here every time
+            out["skippedFiles"] = [{"path": path, "reason": reason} for path, reason in skipped]
         if provider is not None:
             out["vectorsPending"] = store.pending_vector_count(meta.get("model") or provider.model)
         if self.last_sync is not None and self.last_sync.provider_error:

@@ -185,10 +185,17 @@ def _fresh(index: MemoryBackend, quiet: bool) -> SyncReport | None:
             say(err, ("note: ", "yellow"), f"{index.db_path} is read-only: answering from the index as it is")
         return None
     try:
-        return _sync_with_progress(index, force=False, reason="stale", quiet=quiet)
+        report = _sync_with_progress(index, force=False, reason="stale", quiet=quiet)
     except IndexWriteError as exc:
         say(err, ("note: ", "yellow"), str(exc))
         return None
+    _warn_skipped(report)  # said once here: the file is recorded, so later syncs count it as unchanged
+    return report
+
+
+def _warn_skipped(report: SyncReport) -> None:
+    for path, problem in report.skipped:
+        warn(f"{path}: {problem}")
 
 
 def _require_memory_files(index: MemoryBackend) -> None:
@@ -247,8 +254,7 @@ def index(
             f"in {report.seconds:.2f}s (embedding {report.embed_seconds:.2f}s; model {model}; "
             f"{report.texts_embedded} embedded, {report.cache_hits} from cache)",
         )
-        for path, problem in report.skipped:
-            warn(f"{path}: {problem}")
+        _warn_skipped(report)
         if report.provider_error:
             warn(
                 f"embedding provider unavailable ({report.provider_error}): keyword index built, "
@@ -419,6 +425,8 @@ def _status_rows(status: dict[str, Any], verbose: bool) -> list[tuple[str, str]]
         rows.append(("last sync", f"{when} ({last['reason']})"))
     if status.get("recovered"):
         rows.append(("recovered", status["recovered"]))
+    for skipped in status.get("skippedFiles") or []:
+        rows.append(("skipped", f"{skipped['path']}: {skipped['reason']} (not searched until it changes)"))
     if status.get("vectorsPending"):
         rows.append(("vectors pending", f"{status['vectorsPending']} chunks (keyword-searchable meanwhile)"))
     if status.get("providerError"):

@@ -766,6 +766,14 @@ class Store:
         rows = self.conn.execute("SELECT path, source, hash, mtime, size FROM files WHERE source = ?", (source,))
         return {r[0]: FileRow(*r) for r in rows}
 
+    def skipped_files(self) -> list[tuple[str, str]]:
+        """(path, reason) of the files a sync recorded as skipped (binary, too large, ...), by path."""
+        rows = self.conn.execute(
+            "SELECT path, substr(hash, ?) FROM files WHERE substr(hash, 1, ?) = ? ORDER BY path",
+            (len(SKIPPED_HASH_PREFIX) + 1, len(SKIPPED_HASH_PREFIX), SKIPPED_HASH_PREFIX),
+        )
+        return [(str(path), str(reason)) for path, reason in rows]
+
     def upsert_file(self, row: FileRow) -> None:
         self.conn.execute(
             "INSERT INTO files(path, source, hash, mtime, size) VALUES(?, ?, ?, ?, ?) "

@@ -25,7 +25,7 @@ from mdrecall.storage.postgres.schema import (
     has_hnsw_index,
     vector_expression,
 )
-from mdrecall.storage.sqlite import now_ms, windows_of
+from mdrecall.storage.sqlite import SKIPPED_HASH_PREFIX, now_ms, windows_of
 from mdrecall.text.fts_query import quote_term
 
 ACTIVE = "active"
@@ -159,6 +159,19 @@ class PgStore:
                 (gen, source),
             ).fetchall()
         return {r[0]: FileRow(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows}
+
+    def skipped_files(self) -> list[tuple[str, str]]:
+        """(path, reason) of the files a sync recorded as skipped (binary, too large, ...), by path."""
+        with self._connection() as conn:
+            gen = self.generation(conn)
+            if gen is None:
+                return []
+            rows = conn.execute(
+                "SELECT path, substr(hash, %s) FROM mdrecall_files WHERE generation = %s AND starts_with(hash, %s) "
+                "ORDER BY path",
+                (len(SKIPPED_HASH_PREFIX) + 1, gen, SKIPPED_HASH_PREFIX),
+            ).fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
 
     def upsert_file(self, row: FileRow) -> None:
         with self._connection() as conn:
