@@ -136,3 +136,50 @@ def test_the_local_models_carry_their_calibration() -> None:
 
     wrapped = FallbackProvider(e5, "local", "openai", lambda: minilm)
     assert wrapped.max_seq_length == 512 and window_plan(wrapped) == window_plan(e5)
+
+
+class Broken(HashingProvider):
+    """A third party's model with one mistake, chosen per test."""
+
+    def __init__(self, mistake: str) -> None:
+        super().__init__(model=f"broken-{mistake}")
+        self.mistake = mistake
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        vectors = super().embed_batch(texts)
+        if self.mistake == "nan":
+            vectors[:, 0] = np.nan
+        elif self.mistake == "rows":
+            vectors = vectors[:-1]
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return super().embed_query(text)[:3] if self.mistake == "query-dims" else super().embed_query(text)
+
+
+def test_a_third_party_model_s_mistakes_are_named_not_stored(tmp_path: Path) -> None:
+    """NaN vectors were stored (as garbage codes, with a numpy RuntimeWarning), a query vector of the wrong width
+    was silently dropped, and an object missing a member failed with an AttributeError from inside. Now: the
+    adapter names each mistake; the sync keeps the keyword index and reports the provider error."""
+    from mdrecall.errors import ConfigError
+
+    settings = _settings(tmp_path)
+    for mistake in ("nan", "rows"):
+        with open_backend(settings, ProviderResult(Broken(mistake), requested="mine")) as backend:
+            report = backend.sync(force=True)
+            assert report.provider_error and "broken-" + mistake in report.provider_error, mistake
+            assert report.vectors_pending == report.chunks_indexed > 0
+            assert backend.search("kestrel").results[0].path == "MEMORY.md"  # the keyword side answers
+    with open_backend(settings, ProviderResult(Broken("query-dims"), requested="mine")) as backend:
+        backend.sync(force=True)
+        response = backend.search("when does the kestrel project ship")
+        assert response.results[0].path == "MEMORY.md"
+        assert response.notice and "3 numbers" in response.notice
+
+    class NoDims:
+        id, model, provider_key = "x", "y", "z"
+
+        def embed_query(self, text: str) -> np.ndarray: ...
+
+    with pytest.raises(ConfigError, match="dims, embed_batch"):
+        ProviderResult(NoDims(), requested="mine")  # type: ignore[arg-type]

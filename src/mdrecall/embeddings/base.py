@@ -185,10 +185,37 @@ class ForeignProvider(EmbeddingProvider):
         return self.inner.provider_key
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
+        return self._checked(self.inner.embed_query(text), None)
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
-        return self.inner.embed_batch(texts)
+        return self._checked(self.inner.embed_batch(texts), len(texts))
+
+    def _checked(self, vectors: Any, rows: int | None) -> np.ndarray:
+        """The object's vectors as float32, or an EmbeddingError naming its mistake (the sync then keeps the
+        keyword index and reports it; a search answers by keyword with a notice), never garbage stored."""
+        import numpy as np
+
+        from mdrecall.errors import EmbeddingError
+
+        name = f"embedding model {self.id}/{self.model}"
+        try:
+            arr = np.asarray(vectors, dtype=np.float32)
+        except (TypeError, ValueError) as err:
+            raise EmbeddingError(f"{name} returned something that is not a vector of numbers ({err})") from None
+        if rows is None and arr.ndim == 2 and arr.shape[0] == 1:
+            arr = arr[0]  # one query vector as a one-row matrix
+        if rows == 0 and arr.size == 0:
+            return np.zeros((0, self.dims or 0), dtype=np.float32)
+        want = 1 if rows is None else 2
+        if arr.ndim != want or (rows is not None and arr.shape[0] != rows):
+            shape = "one vector" if rows is None else f"{rows} vectors"
+            raise EmbeddingError(f"{name} returned an array of shape {arr.shape} where {shape} were expected")
+        width = arr.shape[-1]
+        if self.dims is not None and arr.size and width != self.dims:
+            raise EmbeddingError(f"{name} returned vectors of {width} numbers, not its dims ({self.dims})")
+        if not np.isfinite(arr).all():
+            raise EmbeddingError(f"{name} returned values that are not finite numbers (NaN or infinity)")
+        return arr
 
     def batch_status(self) -> dict[str, Any] | None:
         status = getattr(self.inner, "batch_status", None)
@@ -204,6 +231,18 @@ class ForeignProvider(EmbeddingProvider):
         close = getattr(self.inner, "close", None)
         if callable(close):
             close()
+
+
+def check_core_members(obj: object) -> None:
+    """A ConfigError naming the core members a caller's model object lacks (instead of an AttributeError later)."""
+    from mdrecall.errors import ConfigError
+
+    missing = [name for name in CORE_MEMBERS if not hasattr(obj, name)]
+    if missing:
+        raise ConfigError(
+            f"the embedding model object {type(obj).__name__} has no {', '.join(missing)}: it needs "
+            f"{', '.join(CORE_MEMBERS)}"
+        )
 
 
 def as_provider(obj: EmbeddingProvider | CoreProvider | None) -> EmbeddingProvider | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mdrecall.config.settings import MemoryConfig
-from mdrecall.embeddings.base import EmbeddingProvider, as_provider
+from mdrecall.embeddings.base import EmbeddingProvider, as_provider, check_core_members
 from mdrecall.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -51,6 +51,8 @@ class ProviderResult:
     reason: str | None = None  # why this provider was picked (auto), for status
 
     def __post_init__(self) -> None:
+        if self.provider is not None and not isinstance(self.provider, EmbeddingProvider):
+            check_core_members(self.provider)  # a caller's own object: say what it lacks, here
         self.provider = as_provider(self.provider)
 
 
