@@ -213,3 +213,60 @@ def test_a_note_skipped_by_the_sync_a_search_runs_is_reported_and_status_lists_i
     assert subprocess.run([*base, "index"], capture_output=True, timeout=120).returncode == 0
     healed = json.loads(subprocess.run([*base, "status", "--json"], capture_output=True, text=True).stdout)
     assert not healed.get("skippedFiles")
+
+
+KILLED_CHILD = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from conftest import HashingProvider
+from mdrecall.backends.builtin import MemoryIndex
+from mdrecall.config.settings import parse_config, resolve_settings
+from mdrecall.embeddings.factory import ProviderResult
+from mdrecall.indexing import sync
+
+sync.EMBED_WINDOW_CHUNKS = 4
+
+class Stalls(HashingProvider):
+    def embed_batch(self, texts):
+        if self.batch_calls == 2:
+            Path({marker!r}).write_text(str(self.texts_embedded))
+            time.sleep(600)  # killed here, in the middle of the rebuild
+        return super().embed_batch(texts)
+
+settings = resolve_settings(workspace={ws!r}, state_dir={state!r}, config=parse_config({{}}), db_path={db!r})
+MemoryIndex(settings, ProviderResult(Stalls(), requested="test")).sync()
+"""
+
+
+def test_a_rebuild_killed_outright_leaves_its_vectors_to_the_next_sync(make_index, tmp_path: Path) -> None:
+    """SIGKILL (an OOM kill, `timeout -s KILL`, a power cut) gives no chance to clean up: the killed rebuild's
+    temp DB is found by the next sync, which takes its vectors into the cache before removing it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    ws = tmp_path / "big"
+    for i in range(20):
+        write(ws, f"memory/note-{i:02d}.md", f"# Note {i}\n\ntopic{i} decision number {i} about things.\n")
+    db, marker = tmp_path / "idx.sqlite", tmp_path / "embedded"
+    script = KILLED_CHILD.format(
+        tests=str(Path(__file__).parent), marker=str(marker), ws=str(ws), state=str(tmp_path / "st"), db=str(db)
+    )
+    child = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), "the child never reached its third batch"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    embedded_before = int(marker.read_text())
+    assert embedded_before > 0 and list(tmp_path.glob("idx.sqlite.tmp-*"))  # the killed rebuild's temp DB
+
+    again = HashingProvider()
+    report = make_index(ws, again, db_path=db).sync()
+    assert report.files_indexed == 20 and report.cache_hits == embedded_before
+    assert not list(tmp_path.glob("idx.sqlite.tmp-*"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -212,10 +214,40 @@ class MemoryIndex:
         self.recovery = f"{reason}; index rebuilt from the markdown files"
 
     def _remove_stale_temp_files(self) -> None:
-        """Temp DBs of a reindex that was killed before its swap (only called while holding the sync lock)."""
-        for leftover in stale_temp_files(self.db_path):
+        """Temp DBs of a reindex that was killed before its swap (only called while holding the sync lock).
+
+        What they embedded goes into the index's embedding cache first, so a killed rebuild is not paid twice."""
+        leftovers = stale_temp_files(self.db_path)
+        if not leftovers:
+            return
+        if self.config.cache.enabled:
+            self._keep_vectors_of(leftovers)
+        for leftover in leftovers:
             with contextlib.suppress(OSError):
                 leftover.unlink()
+
+    def _keep_vectors_of(self, leftovers: list[Path]) -> None:
+        """Copy the vectors of killed rebuilds' temp DBs into the live index's cache (best effort: a temp DB cut
+        mid-write may be unreadable, and the live index may need rebuilding itself)."""
+        databases = [p for p in leftovers if not p.name.endswith(("-wal", "-shm", "-journal"))]
+        if not databases:
+            return
+        with contextlib.suppress(Exception):
+            live = self._open_store(self.db_path)
+            try:
+                for database in databases:
+                    scratch_dir = tempfile.TemporaryDirectory(dir=self.db_path.parent)  # 0700, removed after
+                    with contextlib.suppress(Exception), scratch_dir as scratch:
+                        # read a copy (the file and its WAL, never its -shm): a stale shared-memory file
+                        # another handle still maps could fault the process that reads it
+                        copy = Path(scratch) / "salvage.sqlite"
+                        shutil.copyfile(database, copy)
+                        wal = database.with_name(f"{database.name}-wal")
+                        if wal.is_file():
+                            shutil.copyfile(wal, Path(scratch) / "salvage.sqlite-wal")
+                        live.copy_cache_from(copy)
+            finally:
+                live.close()
 
     def _release_store(self) -> None:
         if self._store is not None:
