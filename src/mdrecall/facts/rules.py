@@ -667,11 +667,11 @@ ROLE_STATEMENT = _rx(
     rf"{B}(approvals?|sign-?offs?|reviews|code\s+reviews|escalations|questions|requests|invoices|expense\s+reports|"
     rf"pages|alerts)(\s+[\w-]+){{0,6}}\s+(go|goes)\s+to\s+(him|her|them|his|their|the|our|{_NAME}){E}",
     rf"^((o|a)\s+)?{_NAME}\s+(é\s+(o|a)\s+(nov[oa]\s+)?(responsável|líder|dono|dona|gerente|designer|arquitet[oa]|"
-    rf"mantenedor[a]?|contato|ponto\s+focal)|cuida\s+d[oa]s?|lidera|gerencia|mantém){E}",
+    rf"mantenedor[a]?|contato|ponto\s+focal)|cuida\s+(d[oa]s?|de)|lidera|gerencia|mantém){E}",
     rf"^{_NAME}\s+(es\s+(el|la|nuestr[oa])\s+(nuev[oa]\s+)?(responsable|líder|jefe|jefa|dueñ[oa]|diseñador[a]?|"
     rf"arquitect[oa]|contacto|encargad[oa])|se\s+encarga\s+de|lidera|gestiona|mantiene){E}",
     rf"^{_NAME}\s+(est\s+(le|la|notre)\s+(nouveau\s+|nouvelle\s+)?(responsable|lead|chef|designer|architecte|"
-    rf"mainteneur|mainteneuse|contact|référent|référente)|s'occupe\s+d|gère|pilote|maintient){E}",
+    rf"mainteneur|mainteneuse|contact|référent|référente)|s'occupe\s+(du|de|des|d'\w+)|gère|pilote|maintient){E}",
     rf"^{_NAME}\s+(ist\s+(unser|unsere|der|die)\s+(neue[r]?\s+)?[\w-]*(lead|leiter|leiterin|designer|designerin|"
     rf"architekt|architektin|ansprechpartner|ansprechpartnerin|maintainer|verantwortliche[r]?|admin|chef|chefin)|"
     rf"ist\s+für\s+.{{1,50}}\s+zuständig|kümmert\s+sich\s+um|betreut|leitet|verantwortet){E}",
@@ -723,10 +723,17 @@ STYLE_ORDER = _rx(
     rf"{_OPENING}({_ORDER_OTHER}|{_ORDER_EN}){E}[^,;]*{B}{_ALWAYS}{E}",
     rf"{_OPENING}({_ORDER_OTHER}|{_ORDER_EN}){E}[^;]*,\s*{_ALWAYS}{E}",
     rf"^(siempre|nunca|sempre|toujours|jamais|immer|nie|niemals)\s+(me\s+|te\s+|mir\s+|moi\s+)?{_ORDER_OTHER}{E}",
+    # "Always squash commits before merging" (a work verb, not "always happy to help", "never stop learning")
+    rf"{_OPENING}(always|never)\s+({_ORDER_EN}|squash|rebase|bump|review|merge|pull|fetch|back\s+up|verify|validate|"
+    rf"escape|sanitize|close|log|annotate|confirm|double-check|hard-code|hardcode|force-push|delete|drop|mock|"
+    rf"catch|print|store|expose|disable|bypass|touch|edit|modify|reformat|vendor|upgrade|downgrade){E}",
+    rf"^(nunca|jamás)\s+(uses|escribas|pongas|hagas|respondas|añadas|dejes|subas|mezcles|incluyas|ejecutes|cambies|"
+    rf"borres|hagas\s+push|hagas\s+commit){E}|^(ne\s+|n')(utilise|ajoute|mets|fais|écris|pousse|réponds|commite|supprime|modifie|touche|"
+    rf"désactive|expose|stocke)\s+jamais{E}",
     # a short rule for what the assistant writes: "Kurze Antworten, bitte", "Explications courtes, merci"
     rf"{_OPENING}((short|shorter|brief|concise|terse|kurze|kürzere|knappe|courtes|brèves|concises|cortas|breves|"
     rf"concisas|curtas|objetivas)\s+{_STYLE_PLURAL}|{_STYLE_PLURAL}\s+(courtes|brèves|concises|cortas|breves|"
-    rf"concisas|curtas|objetivas|kurz))(,?\s*(please|bitte|merci|por\s+favor|s'il\s+te\s+pla[iî]t|s'il\s+vous\s+"
+    rf"concisas|curtas|objetivas|(bitte\s+)?kurz))(,?\s*(please|bitte|merci|por\s+favor|s'il\s+te\s+pla[iî]t|s'il\s+vous\s+"
     rf"pla[iî]t|obrigad[oa]|gracias|thanks))?\s*[.!]?\s*$",
     # what the assistant writes, in a language: "Escreva os commits em inglês"
     rf"{B}{_STYLE_PLURAL}(\s+[\w-]+){{0,4}}\s+(in|em|en|auf|na|no)\s+{_LANGUAGE}{E}",
@@ -754,6 +761,7 @@ STYLE_ORDER = _rx(
     r"(全部|すべて|全て|常に|必ず|毎回).{0,30}(こと|ように)[。]?$",
     r"^(コメント|変数名|関数名|コミットメッセージ|回答|返事)は.{1,15}(で(書いて|お願い)|にして)",
     r"에서는\s*.{1,30}(쓰지\s*마세요|사용하지\s*마세요|써\s*주세요|사용해\s*주세요|붙여\s*주세요)",
+    r"^(모든|항상|매번|늘)\s*.{1,30}(주세요|마세요|하세요)[.!]?$",
 )
 # How a team works: "we roll back with `make rollback-staging`", "to reset the cache run `make flush`", "PRs
 # need two approvals before merge" (a procedure needs a command to run; a rule for every PR or deploy).
@@ -786,7 +794,7 @@ PLAN_STATEMENT = _rx(
     r"(지원을?\s*(중단|종료)합니다|(으로|로)\s*(\S+\s+)?(바꿉니다|옮깁니다|이전합니다|전환합니다|마이그레이션합니다|갈아탑니다))",
     r"(쓰기로|쪼개기로|옮기기로|바꾸기로|전환하기로|도입하기로|이전하기로|중단하기로|분리하기로|없애기로)\s*했",
     r"(サポートを(打ち切|終了)|に移行します|に切り替えます|に移します)",
-    r"(我们|我們)(将|將|会|會|要|打算)?(放弃|放棄|停止支持|迁移到|遷移到|换成|換成|改用|切换到|切換到)",
+    r"(我们|我們).{0,10}(放弃|放棄|停止支持|迁移到|遷移到|换成|換成|改用|切换到|切換到)",
     rf"{B}(minsdk|min\s+sdk|minimum\s+(supported\s+)?version)\s.{{0,40}}(goes\s+up|moves|is\s+raised|rises)\s+to{E}",
     rf"{B}(the|our|o|a|la|le|el|nuestra|nossa|notre|unsere?|die|das)\s+(new\s+|nouvelle\s+|nueva\s+|nova\s+|neue\s+)?"
     rf"(mobile\s+app|app|aplicativo|aplicación|site|website|sitio|release|version|versão|versión|lançamento|"
@@ -799,7 +807,7 @@ PLAN_STATEMENT = _rx(
 # "Our build server runs on Debian 10", "Auf meinem Rechner läuft Fedora 40").
 _TIME = r"(\d{1,2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.|h|uhr|utc|gmt|cet|cest|pst|est)|\d{1,2}:\d{2}|\d{1,2}h\d{2})"
 SETUP_FACT = _rx(
-    rf"{B}[\w-]*(server|host|cluster|database|datenbank|bucket|vm|machine|box|servidor|serveur|rechner|instance|"
+    rf"{B}[\w-]*(server|host|cluster|database|db|datenbank|bucket|vm|machine|box|servidor|serveur|rechner|instance|"
     rf"instanz|repo|repository|channel|kanal|canal)\s+(is\s+called|is\s+named|heißt|heisst|se\s+llama|se\s+chama|"
     rf"s'appelle|chama-se)\s+`?[\w.-]*\d[\w.-]*",
     r"(サーバー|サーバ|ホスト|クラスタ|データベース|DB|リポジトリ|チャンネル)(の名前)?は\s*`?[A-Za-z][\w.-]*\d[\w.-]*`?\s*(です|だ)",
@@ -807,12 +815,12 @@ SETUP_FACT = _rx(
     r"(서버|호스트|클러스터|데이터베이스|저장소)\s*(이름은|은|는)\s*[A-Za-z][\w.-]*\d",
     rf"{B}((nightly|daily|weekly|hourly|monthly)\s+[\w-]*\s*(backups?|builds?|jobs?|deploys?|deployments?|releases?|"
     rf"syncs?|reports?|exports?|imports?|snapshots?|standups?|runs?)|(backups?|cron\s*jobs?|standups?|stand-ups?)"
-    rf")\s+(runs?|happens?|goes\s+out|go\s+out|is|are|kicks?\s+off|starts?)\s+(at|every|on)\s+(\w+\s+)?{_TIME}",
+    rf")\s+(runs?|happens?|goes\s+out|go\s+out|is|are|kicks?\s+off|starts?)\s+(at|every|on)\s+(\w+\s+){{0,3}}{_TIME}",
     rf"{B}(backups?|builds?|deploys?|syncs?|exports?)\s+(runs?|happens?|kicks?\s+off|starts?)\s+(at|every)\s+{_TIME}",
     rf"{B}(backup|sauvegarde|daily|standup|sync|export)\s+.{{0,20}}(roda|corre|tourne|läuft|ocurre|acontece|a\s+lieu|"
     rf"findet)\s+(todos\s+os\s+dias\s+|todos\s+los\s+días\s+|chaque\s+\w+\s+|jeden\s+\w+\s+)?(às|a\s+las|à|um)\s+{_TIME}",
     rf"{B}(my|our|mein\w*|unser\w*|meu|minha|nosso|nossa|mi|mis|nuestr[oa]s?|mon|ma|notre|nos)\s+([\w-]+\s+){{0,2}}"
-    rf"(runs\s+on|läuft\s+(noch\s+|immer\s+noch\s+)?(auf|unter)|roda\s+(em|no|na)|corre\s+(en|sobre)|"
+    rf"(runs(\s+on)?|läuft\s+(noch\s+|immer\s+noch\s+)?(auf|unter)|roda(\s+(em|no|na))?|corre\s+(en|sobre)|"
     rf"tourne\s+(sous|sur))\s+(?-i:[A-Z])",
     rf"{B}auf\s+(meinem|unserem)\s+[\w-]+\s+läuft\s+(?-i:[A-Z])",
     rf"{B}i('m|\s+am)\s+(much\s+|far\s+|way\s+|a\s+lot\s+)?(more|less)\s+(productive|focused|efficient|comfortable|"
