@@ -2,7 +2,9 @@
 
 The rules look for the five things people want an assistant to remember — a preference, a decision, a
 fact about a person, a contact, or an explicit "remember …" — in English, Portuguese, Spanish, French,
-German, Chinese, Japanese and Korean. They are deliberately conservative (precision over recall): users
+German, Chinese, Japanese and Korean, and standing statements that carry no cue word (STANDING_KINDS: who
+does what, a team's procedure, a standing order, a plan for one's own product, one's own setup). They are
+deliberately conservative (precision over recall): users
 of OpenClaw's extension complained about captured chatter far more than about missed facts. Measured on
 `bench/quality/capture_set.jsonl` by `bench/quality/capture_eval.py` (see docs/facts.md).
 
