@@ -74,6 +74,7 @@ CASES = {
     "es": [
         ("¿qué pasó ayer?", YESTERDAY),
         ("anteayer", BEFORE_YESTERDAY),
+        ("¿qué pasó anoche?", YESTERDAY),
         ("hoy", TODAY),
         ("la semana pasada", LAST_WEEK),
         ("esta semana", THIS_WEEK),

@@ -389,7 +389,7 @@ SPANISH = Language(
     units={"dia": "day", "dias": "day", "semana": "week", "semanas": "week", "mes": "month", "meses": "month"},
     patterns=(
         (r"anteayer|antier|antes\s+de\s+ayer", "day_before_yesterday"),
-        (r"ayer", "yesterday"),
+        (r"ayer|anoche", "yesterday"),
         (r"hoy|esta\s+manana|esta\s+tarde|esta\s+noche", "today"),
         (r"(?:la\s+)?semana\s+pasada|la\s+semana\s+anterior|la\s+pasada\s+semana", "last_week"),
         (
@@ -429,7 +429,7 @@ SPANISH = Language(
     ),
     words=_words(
         """
-        ayer anteayer antier hoy manana tarde noche semana semanas mes meses ano anos pasado pasada anterior este
+        ayer anoche anteayer antier hoy manana tarde noche semana semanas mes meses ano anos pasado pasada anterior este
         esta principios comienzos principio finales mediados fines hace fin finde durante par pocos desde hasta
         paso pasaron ocurrio sucedio hicimos hice hizo hecho hicieron decidimos decidio decidido decidieron
         decision decisiones hablamos hablado discutimos dijimos dijo hubo nuevo nueva nuevas novedades
