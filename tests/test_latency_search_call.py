@@ -410,6 +410,16 @@ def _time_phrases() -> list[str]:
         "no time here at all",
         "mid-April",
         "since 2021",
+        "what happened last night",
+        "the past few days",
+        "over the last couple of weeks",
+        "Q3 2025 revenue",
+        "the summer of 2023",
+        "over the holidays",
+        "on the 3rd",
+        "since last Monday",
+        "last quarter",
+        "late 2024",
     ]
     rng = random.Random(9)
     pool = sorted(words)

@@ -37,6 +37,22 @@ WED = date(2026, 6, 17)  # a Wednesday
         ("last Friday", (date(2026, 6, 12), date(2026, 6, 12))),
         ("in 2024", (date(2024, 1, 1), date(2024, 12, 31))),
         ("last year", (date(2025, 1, 1), date(2025, 12, 31))),
+        ("what happened last night", (date(2026, 6, 16), date(2026, 6, 16))),
+        ("what did we do in the past week", (date(2026, 6, 10), WED)),
+        ("the past few days", (date(2026, 6, 14), WED)),
+        ("over the last couple of weeks", (date(2026, 6, 3), WED)),
+        ("in the last 3 days", (date(2026, 6, 14), WED)),
+        ("what did we do since Monday", (date(2026, 6, 15), WED)),
+        ("since last Friday", (date(2026, 6, 12), WED)),
+        ("what did we ship last quarter", (date(2026, 1, 1), date(2026, 3, 31))),
+        ("goals this quarter", (date(2026, 4, 1), WED)),
+        ("revenue in Q3 2025", (date(2025, 7, 1), date(2025, 9, 30))),
+        ("the summer of 2023", (date(2023, 6, 1), date(2023, 8, 31))),
+        ("spring 2024 trip", (date(2024, 3, 1), date(2024, 5, 31))),
+        ("what did we plan for late 2024", (date(2024, 1, 1), date(2024, 12, 31))),
+        ("what happened on the 3rd", (date(2026, 6, 3), date(2026, 6, 3))),
+        ("what happened on the 30th", (date(2026, 5, 30), date(2026, 5, 30))),
+        ("what did we do over the holidays", (date(2025, 12, 20), date(2026, 1, 6))),
     ],
 )
 def test_the_times_people_say(query: str, expected: tuple[date, date]) -> None:
@@ -48,6 +64,26 @@ def test_last_march_in_march_is_a_year_ago_and_weekends_from_a_sunday() -> None:
     assert date_ranges("over the weekend", date(2026, 6, 14)) == [(date(2026, 6, 13), date(2026, 6, 14))]
     assert date_ranges("last weekend", date(2026, 6, 15)) == [(date(2026, 6, 13), date(2026, 6, 14))]
     assert date_ranges("May I ask", WED) == [] and date_ranges("the last step", WED) == []
+
+
+def test_months_and_quarters_without_a_year_are_read_in_three_years() -> None:
+    assert date_ranges("what did we decide in mid-March", WED) == [
+        (date(y, 3, 1), date(y, 3, 31)) for y in (2025, 2026, 2027)
+    ]
+    assert date_ranges("the Q3 roadmap", WED) == [(date(y, 7, 1), date(y, 9, 30)) for y in (2025, 2026, 2027)]
+
+
+def test_look_alikes_of_the_newer_times_name_none() -> None:
+    for query in ("on the 2 servers", "the last step", "past tense rules", "Q5 plans", "the Q4_report file"):
+        assert date_ranges(query, WED) == [], query
+    # a day no month before today has
+    assert date_ranges("on the 31st", date(2026, 3, 1)) == [(date(2026, 1, 31), date(2026, 1, 31))]
+
+
+def test_christmas_stays_a_keyword_and_a_stretch_does_not() -> None:
+    assert without_relative_times("the Christmas party menu") == "the Christmas party menu"
+    assert without_relative_times("what did we decide in the past few days") == "what did we decide in"
+    assert date_ranges("at Christmas", date(2026, 12, 24)) == [(date(2026, 12, 20), date(2027, 1, 6))]
 
 
 def test_relative_words_are_kept_off_the_keyword_side() -> None:
@@ -94,6 +130,29 @@ def test_yesterday_and_last_week_find_their_logs_in_an_archive(tmp_path: Path, m
         assert top("what did we decide about the budget yesterday", now) == "memory/2026-06-16.md"
         assert top("budget notes from last week", now) == "memory/2026-06-08.md"
         assert top("the budget today", now) == "memory/2026-06-17.md"
+
+
+def test_last_night_the_past_days_and_last_quarter_find_their_logs(tmp_path: Path, make_index) -> None:
+    from mdrecall.retrieval.search import run_search
+
+    ws = tmp_path / "ws"
+    newest = date(2026, 6, 17)
+    _team_logs(ws, newest)
+    index = make_index(ws, None)
+    index.sync()
+    at = datetime(2026, 6, 17, 12, tzinfo=timezone.utc)
+
+    def paths(query: str) -> list[str]:
+        response = run_search(index.store, None, "fts-only", index.config.query, query, ["memory"], 10, now=at)
+        return [r.path for r in response.results]
+
+    assert paths("what happened last night") == ["memory/2026-06-16.md"]
+    # the logs of the last few days (14-17 June) and nothing older
+    recent = {"memory/2026-06-14.md", "memory/2026-06-16.md", "memory/2026-06-17.md"}
+    assert set(paths("what happened in the past few days")) == recent
+    assert paths("the budget in the past week")[0] in ("memory/2026-06-16.md", "memory/2026-06-17.md")
+    # the first quarter of 2026: the logs of 17 February and 19 March
+    assert sorted(paths("what happened last quarter")) == ["memory/2026-02-17.md", "memory/2026-03-19.md"]
 
 
 def test_cli_what_did_we_decide_yesterday(tmp_path: Path) -> None:

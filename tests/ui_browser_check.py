@@ -3,7 +3,8 @@ Playwright's Python package), on a copy of the example workspace, with the real 
 
 Not part of `make test` (it needs chromium and takes ~1 min). It starts `mdrecall ui` as a user would, reads
 the address it prints, then searches, opens an explanation, opens the cited range in its file, edits and
-forgets a fact, and reindexes with progress; it regenerates the screenshots in docs/images/ui-*.png.
+forgets a fact, and reindexes with progress; it saves a screenshot of each step in a temporary folder, or in
+the folder $MDRECALL_SCREENSHOTS names (`make screenshots` renews docs/images/ui-*.png that way).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "workspace"
-IMAGES = ROOT / "docs" / "images"
+IMAGES = Path(os.environ.get("MDRECALL_SCREENSHOTS") or Path(tempfile.gettempdir()) / "mdrecall-ui-screenshots")
 CHROMIUM = os.environ.get("MDRECALL_CHROMIUM", "/usr/bin/chromium")
 FLAGS = [
     "--headless",

@@ -99,8 +99,10 @@ def table(result: dict[str, Any]) -> str:
 
 # (file, role): the dev sets the rules and the classifier were built on, and the held-out set written after
 # the method was frozen (capture_heldout.jsonl to capture_heldout5.jsonl were each held out for an earlier
-# method and measured once; the classifier was trained on them, so they are dev sets now). A set that is not
-# there yet is left out of the table.
+# method and measured once; the classifier was trained on them, so they are dev sets now; capture_heldout6 was
+# held out until the rules for roles, procedures, standing orders, plans and setups were written on its misses,
+# so it is a dev set now too; capture_heldout7 was written blind and measured once before and once after those
+# rules, 0.947 / 0.783 both times, then its misses were worked on). A set that is not there yet is left out.
 SUMMARY_SETS = [
     ("capture_set.jsonl", "dev"),
     ("capture_heldout.jsonl", "dev"),
@@ -116,7 +118,10 @@ SUMMARY_SETS = [
     ("capture_dev8.jsonl", "dev"),
     ("capture_conditional.jsonl", "dev"),
     ("capture_conditional2.jsonl", "dev"),
-    ("capture_heldout6.jsonl", "held-out"),
+    ("capture_heldout6.jsonl", "dev"),
+    ("capture_dev9.jsonl", "dev"),
+    ("capture_heldout7.jsonl", "dev"),
+    ("capture_heldout8.jsonl", "held-out"),
 ]
 
 

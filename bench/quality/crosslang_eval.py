@@ -1,9 +1,10 @@
 """Questions asked in another language than the notes: answered when the memory holds the answer, empty when not.
 
     python bench/quality/crosslang_eval.py /path/to/locomo-dev [--cache-dir DIR] [--fit] [--features] [--skip-team]
+        [--nordic]
 
 The set (`crosslang_set.json`, written for this repo) holds the same questions in English, German, Spanish,
-French and Portuguese; the notes are English:
+French and Portuguese, and (`--nordic`: asked too) Swedish, Danish and Norwegian; the notes are English:
 
 1. **LoCoMo dev**: 40 questions (8 per conversation, single-hop and open-domain) asked of their own
    conversation's memory (answered: not empty; hit@5: an evidence line in the top 5) and of the other four
@@ -11,7 +12,7 @@ French and Portuguese; the notes are English:
 2. **A team's notes** (`team_memory.py`): 12 on-topic questions (answered; right note in the top 5), 16 off-topic
    ones ("how do I knit a scarf", "when is the christmas party": must come back empty), and the relative-date
    questions of `team_memory.PHRASINGS` ("Was haben wir im Frühling zu budget beschlossen?": answered, right
-   log in the top 3).
+   log in the top 3; not for the Nordic languages, which have no such phrasings).
 
 Every search runs with every default (multilingual-e5-small, calibrated scores, abstention). `--features`
 prints each question's best candidate's calibration features (cosine; coverage, or for a result in another
@@ -203,7 +204,7 @@ def team(cache: Path, data: dict[str, Any], recorder: ae.Recorder, show: bool) -
                 if show:
                     verdict = "empty" if not response.results else "ANSWERED"
                     print(f"  [{language}] {verdict} {_fmt(feats)} {item[language]}")
-            dated = team_memory.dated_questions(logs, language=language)
+            dated = team_memory.dated_questions(logs, language=language) if language in DATED else []
             for q in dated:
                 response, feats = ask(q["question"])
                 right = any(r.path in q["paths"] for r in response.results[:3])
@@ -217,6 +218,9 @@ def team(cache: Path, data: dict[str, Any], recorder: ae.Recorder, show: bool) -
             out[language] = {**row, "misses": misses}
         index.close()
     return out
+
+
+DATED = {"en", *team_memory.PHRASINGS}  # the languages the relative-date questions are phrased in
 
 
 def print_table(payload: dict[str, Any], languages: list[str]) -> None:
@@ -237,8 +241,11 @@ def print_table(payload: dict[str, Any], languages: list[str]) -> None:
         if "team" in payload:
             t = payload["team"][language]
             line += f"{t['ontopic_answered']:>11}/{t['ontopic']:<2}{t['ontopic_right@5']:>6}/{t['ontopic']:<2}"
-            line += f"{t['offtopic_empty']:>13}/{t['offtopic']:<2}{t['dated_answered']:>12}/{t['dated']:<2}"
-            line += f"{t['dated_right@3']:>6}/{t['dated']:<2}"
+            if t.get("dated"):
+                line += f"{t['offtopic_empty']:>13}/{t['offtopic']:<2}{t['dated_answered']:>12}/{t['dated']:<2}"
+                line += f"{t['dated_right@3']:>6}/{t['dated']:<2}"
+            else:
+                line += f"{t['offtopic_empty']:>13}/{t['offtopic']:<2}{'-':>15}{'-':>8}"
         print(line)
 
 
@@ -249,9 +256,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-team", action="store_true")
     parser.add_argument("--features", action="store_true", help="print each question's best candidate's features")
     parser.add_argument("--fit", action="store_true", help="fit the cross-language model on the LoCoMo questions")
+    parser.add_argument("--nordic", action="store_true", help="also ask the Swedish, Danish and Norwegian questions")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "crosslang.json")
     args = parser.parse_args(argv)
     data = load_set()
+    if args.nordic:
+        data["languages"] = [*data["languages"], *data["more_languages"]]
     if args.fit:  # every top candidate scored (the results are the same): the fit sees them all
         search_module.shown_count = lambda *_args, **_kwargs: None  # type: ignore[assignment]
     recorder = ae.Recorder()

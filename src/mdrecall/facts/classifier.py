@@ -15,7 +15,9 @@ user ("tutoie-moi"), someone's role ("... is the frontend lead"), a dated plan (
 year"), someone's own setup ("I work on Fedora with Emacs", "Our Postgres is stuck on 12") and public products
 or people named without anyone's own world ("Linus Torvalds leads ..."). A statement
 is captured
-when the rules take it or the classifier's probability reaches the threshold; the rules' rejects
+when the rules take it or the classifier's probability reaches the threshold (the classifier alone never
+on a temporary state, a verdict on the work at hand, a counted request or public knowledge:
+`rules.passing`); the rules' rejects
 (questions, secrets, markup, injected memories, hypotheticals) apply to both. Models without a shipped
 file (MiniLM, WordLlama, remote providers) keep the rules alone.
 """

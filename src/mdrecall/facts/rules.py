@@ -2,7 +2,9 @@
 
 The rules look for the five things people want an assistant to remember — a preference, a decision, a
 fact about a person, a contact, or an explicit "remember …" — in English, Portuguese, Spanish, French,
-German, Chinese, Japanese and Korean. They are deliberately conservative (precision over recall): users
+German, Chinese, Japanese and Korean, and standing statements that carry no cue word (STANDING_KINDS: who
+does what, a team's procedure, a standing order, a plan for one's own product, one's own setup). They are
+deliberately conservative (precision over recall): users
 of OpenClaw's extension complained about captured chatter far more than about missed facts. Measured on
 `bench/quality/capture_set.jsonl` by `bench/quality/capture_eval.py` (see docs/facts.md).
 
@@ -222,7 +224,7 @@ PERSON = _rx(
     # pt
     rf"{B}(meu|minha)\s+(nome|esposa|marido|filh[oa]|m[ãa]e|pai|irm[ãa]o?|chefe|gerente|s[óo]ci[oa]|"
     rf"anivers[áa]rio|empresa|cachorro|gat[oa])\s+(é|se\s+chama|mora|trabalha|tem|faz){E}",
-    rf"{B}(eu\s+)?(moro|trabalho|nasci)\s+(em|na|no|como|para){E}",
+    rf"{B}(eu\s+)?(moro|trabalho|nasci)\s+(em|na|no|num|numa|como|para){E}",
     rf"{B}(eu\s+)?sou\s+(alérgic[oa]|vegetarian[oa]|vegan[oa]|casad[oa]|engenheir[oa]|médic[oa]|professor[a]?|"
     rf"designer|desenvolvedor[a]?|de\s+\w+){E}",
     rf"{B}me\s+chamo{E}",
@@ -424,11 +426,11 @@ PREFER = _rx(
 )
 # How to address the user: tutoiement, duzen, "call me ...", keigo / banmal (a classifier feature).
 ADDRESS = _rx(
-    rf"{B}(call\s+me(?!\s+(when|if|after|back|later|tomorrow|at|once|as\s+soon|on|in)){E}|address\s+me|tutoie|tutoyer|"
+    rf"{B}(call\s+me(?!\s+(when|if|after|back|later|tomorrow|at|once|as\s+soon|on|in)){E}|address\s+me|tutoie|tutoyer|tutoyez|vouvoyez|"
     rf"tutoiement|vouvoie|vouvoyer|vouvoiement|tutéame|tutear|trátame|tuteia|me\s+chame\s+de|me\s+chama\s+de|"
     rf"me\s+chamar\s+de|llamarme|m'appeler|mich\s+\w+\s+nennen|"
     rf"llámame\s+(?!cuando|si|después|luego|mañana|en)\w+|appelle-moi\s+(?!quand|si|après|dès|demain|à)\w+|duz|duzen|"
-    rf"siez|siezen|nenn\s+mich){E}",
+    rf"siez|siezen|nenn\s+mich|sprich\s+mich\s+(bitte\s+)?mit\s+(sie|du)\s+an|sprechen\s+sie\s+mich\s+(bitte\s+)?mit\s+(sie|du)\s+an){E}",
     r"((?<!一声)(?<!一聲)叫我(?!一声|一聲)|称呼我|稱呼我|敬語|タメ口|って呼んで|と呼んで|존댓말|반말|(이)?라고\s*불러|"
     r"부를\s*때|님이라고\s*(해|불러))",
 )
@@ -567,11 +569,31 @@ HYPOTHETICAL = _rx(
 CONDITION = _rx(
     r"^(if|when|whenever|every\s+time|in\s+case|wenn|falls|immer\s+wenn|si|cuando|quand|lorsque|se|quando)\s"
 )
+# Orders in es, pt, fr, de (tú / você / tu / vous / du / Sie forms), for a standing conditional's main clause and
+# for an order carrying "always" or "as a rule".
+_ORDER_OTHER = (
+    r"(usa|utiliza|escribe|responde|contesta|pon|incluye|evita|añade|agrega|ejecuta|corre|revisa|céntrate|"
+    r"enfócate|empieza|comienza|explica|dame|dime|haz|manda|avisa|avísame|llama|llámame|sigue|mantén|deja|"
+    r"prioriza|escríbeme|mándame|"
+    r"use|utilize|escreve|escreva|responda|coloca|coloque|põe|ponha|inclui|inclua|evite|adiciona|adicione|roda|"
+    r"rode|executa|execute|revise|foca|foque|concentra-te|foca-te|começa|comece|explique|faz|faça|mande|avise|"
+    r"liga|ligue|chama|chame|segue|siga|mantém|mantenha|deixa|deixe|priorize|me\s+avisa|me\s+avise|me\s+manda|"
+    r"me\s+mande|"
+    r"utilise|utilisez|écris|écrivez|réponds|répondez|mets|mettez|inclus|incluez|évite|évitez|ajoute|ajoutez|"
+    r"lance|lancez|exécute|exécutez|vérifie|vérifiez|concentre-toi|concentrez-vous|commence|commencez|explique|"
+    r"expliquez|donne-moi|donnez-moi|dis-moi|dites-moi|fais|faites|envoie|envoyez|préviens|prévenez|appelle|"
+    r"appelez|garde|gardez|privilégie|privilégiez|"
+    r"nutze|verwende|benutze|schreib|schreibe|antworte|setze|füge|vermeide|führe|prüfe|konzentrier\s+dich|"
+    r"beginne|erkläre|gib|sag|mach|schick|ruf|behalte|informiere|antworten\s+sie|schreiben\s+sie|verwenden\s+sie|"
+    r"nutzen\s+sie|benutzen\s+sie|sprechen\s+sie|erklären\s+sie)"
+)
 _ORDER = (
     r"(page|call|ping|e-?mail|text|message|tell|ask|use|write|keep|send|notify|escalate|check|run|put|add|skip|"
     r"stop|explain|answer|reply|respond|show|give|format|mention|remind|wake|contact|reach\s+out|open|file|log|"
     r"assume|default\s+to|go\s+with|avoid|leave|include|cc|loop\s+in|make\s+sure|double-check|switch\s+to|say|"
-    r"wait|hold|talk\s+to|mark|flag|ignore|pause|rerun|re-run|fall\s+back|let\s+me\s+know)"
+    r"wait|hold|talk\s+to|mark|flag|ignore|pause|rerun|re-run|fall\s+back|let\s+me\s+know|uppercase|lowercase|"
+    r"capitali[sz]e|prefix|name|sort|indent|wrap|quote|comment|document|annotate|focus\s+on|lead\s+with|start\s+with|"
+    r"cite|link|translate)"
 )
 # who is on duty or what must happen: the rule holds without an order ("Dana is first on call", "it needs
 # sign-off from Priya", "hay que avisar a Lucía", "il faut prévenir Mathieu", "ist Jonas zuständig")
@@ -585,6 +607,10 @@ STANDING_MAIN = _rx(
     rf"^[A-Z][a-z]+\s+(handles|owns|takes\s+over|covers|is\s+on\s+call|signs\s+off|approves|decides){E}",
     rf"{B}(immer|nie|niemals|bitte|siempre|nunca|por\s+favor|toujours|jamais|sempre){E}",
     DUTY,
+    # es, pt, fr, de orders; a team's own procedure ("we roll back with ...")
+    rf"^(primero\s+|primeiro\s+|d'abord\s+|zuerst\s+|por\s+favor,?\s+|bitte\s+)?{_ORDER_OTHER}{E}",
+    rf"^(we|the\s+team)\s+(always\s+)?(roll\s+back|revert|restore|redeploy|rerun|re-run|restart|fail\s+over|page|"
+    rf"notify|escalate|use|run|call|open|file|switch){E}",
 )
 UNREAL = _rx(
     rf"{B}(would|could|might|were|had|ever|maybe|perhaps|probably|i'd|we'd|you'd){E}",
@@ -601,6 +627,303 @@ ROMANCE_UNREAL = (
 )
 
 
+# Standing statements without a cue word ("always", "I prefer", "remember"): who does what, how the team does
+# things, how the user wants answers and code, a plan for one's own product, one's own machines and schedules.
+# Each kind is read only in the words that make it standing (a plural "answers", a bare "test files", a
+# recurring "nightly"), never on a one-off request about the task at hand (DEIXIS), a temporary state (TEMPORARY:
+# "for now", "this week", "while ... is out") or a repeat ("again"), and never on public products or people.
+_NAME = (
+    r"(?!(?:this|that|it|he|she|they|we|you|nobody|everyone|everybody|someone|somebody|who|which|what|the|our|my|"
+    r"your|there|here|one|each|all|none|no|it's|that's)\b)(?-i:[A-ZÀ-Ý])[\w'-]+(\s+(?-i:[A-ZÀ-Ý])[\w'-]+)?"
+)
+_ROLE_NOUN = (
+    r"(lead|leader|owner|maintainer|manager|designer|architect|admin|administrator|pm|product\s+manager|"
+    r"product\s+owner|engineer|developer|dba|sre|contact|point\s+of\s+contact|go-to\s+person|deputy|cto|ceo|cfo|"
+    r"coo|vp|director|head\s+of\s+[\w-]+|scrum\s+master|reviewer|approver|tester|qa)"
+)
+# what a person runs or owns at work (not "runs the marathon", "handles the encoding")
+_DUTY_OBJECT = (
+    r"(cluster|clusters|service|services|team|releases?|pipelines?|infra|infrastructure|backend|frontend|api|apis|"
+    r"database|databases|db|servers?|deploys|deployments|on-call|rotation|budget|roadmap|project|repo|repos|modules?|"
+    r"integrations?|migrations|app|apps|website|docs|documentation|billing|payments|onboarding|hiring|support|ops|qa|"
+    r"security|design|platform|product|accounts?|contracts?|vendors?|process|reviews|partnerships?|sdk|cli|stack)"
+)
+# software that "runs" or "handles" things, read as no one's role
+_TOOL = _rx(
+    rf"^(python|django|flask|redis|postgres(ql)?|mysql|sqlite|mongodb|kafka|nginx|apache|docker|kubernetes|k8s|"
+    rf"terraform|ansible|jenkins|celery|airflow|react|node|rust|go|java|spark|rails|laravel|webpack|vite|git|github|"
+    rf"gitlab|cron|systemd|sentry|grafana|prometheus|elasticsearch|npm|yarn|cargo|aws|gcp|azure|cloudflare|vercel|"
+    rf"heroku){E}"
+)
+# platforms people build for: naming one does not make a role or a setup general knowledge ("Tom handles the iOS
+# releases", "O Rafael é o responsável pelo app Android"); a plan naming one stays public ("Windows 10 wird ...")
+_PLATFORM = _rx(rf"{B}(ios|android|windows|macos|linux|iphone|ipad|chrome|firefox|safari){E}")
+ROLE_STATEMENT = _rx(
+    # "Priya is our new designer", "he's the ETL lead", "Marco is the contact for billing"
+    rf"(^|,\s*|;\s*|{B}and\s+)({_NAME}|he|she|they)(\s+is|'s|\s+are|'re)\s+(our|the|my)\s+(new\s+)?([\w/-]+\s+){{0,3}}?"
+    rf"{_ROLE_NOUN}(?=\s*([,.;:!)—-]|$|\s+(for|of|on|in|at|and|so|who|since|here|there){E}))",
+    # "Ravi runs the Kafka cluster", "Mara owns the billing service"
+    rf"^{_NAME}\s+(runs|handles|owns|leads|maintains|manages|looks\s+after|takes\s+care\s+of|is\s+in\s+charge\s+of|"
+    rf"is\s+responsible\s+for)\s+(the|our|all|every)\s+([\w/-]+\s+){{0,3}}{_DUTY_OBJECT}{E}",
+    # "approvals for the mobile app go to her deputy"
+    rf"{B}(approvals?|sign-?offs?|reviews|code\s+reviews|escalations|questions|requests|invoices|expense\s+reports|"
+    rf"pages|alerts)(\s+[\w-]+){{0,6}}\s+(go|goes)\s+to\s+(him|her|them|his|their|the|our|{_NAME}){E}",
+    rf"^((o|a)\s+)?{_NAME}\s+(é\s+(o|a)\s+(nov[oa]\s+)?(responsável|líder|dono|dona|gerente|designer|arquitet[oa]|"
+    rf"mantenedor[a]?|contato|ponto\s+focal)|cuida\s+(d[oa]s?|de)|lidera|gerencia|mantém){E}",
+    rf"^{_NAME}\s+(es\s+(el|la|nuestr[oa])\s+(nuev[oa]\s+)?(responsable|líder|jefe|jefa|dueñ[oa]|diseñador[a]?|"
+    rf"arquitect[oa]|contacto|encargad[oa])|se\s+encarga\s+de|lidera|gestiona|mantiene){E}",
+    rf"^{_NAME}\s+(est\s+(le|la|notre)\s+(nouveau\s+|nouvelle\s+)?(responsable|lead|chef|designer|architecte|"
+    rf"mainteneur|mainteneuse|contact|référent|référente)|s'occupe\s+(du|de|des|d'\w+)|gère|pilote|maintient){E}",
+    rf"^{_NAME}\s+(ist\s+(unser|unsere|der|die)\s+(neue[r]?\s+)?[\w-]*(lead|leiter|leiterin|designer|designerin|"
+    rf"architekt|architektin|ansprechpartner|ansprechpartnerin|maintainer|verantwortliche[r]?|admin|chef|chefin)|"
+    rf"ist\s+für\s+.{{1,50}}\s+zuständig|kümmert\s+sich\s+um|betreut|leitet|verantwortet){E}",
+    r"^\S{1,6}是(我们的|我們的|团队的|團隊的)?(新来的|新來的|新的)?\S{0,8}(产品经理|產品經理|项目经理|項目經理|经理|經理|"
+    r"负责人|負責人|设计师|設計師|架构师|架構師|维护者|維護者|主管|组长|組長)",
+    r"^\S{1,6}(负责|負責)(我们的|我們的)?\S{2,15}",
+    r"さん(が|は)\S{0,20}(担当|責任者|リード|メンテナ|マネージャー|デザイナー)(です|をしています|者です)",
+    r"(を担当しています|の担当です|が担当です|の責任者です)",
+    r"(님이|님은|씨가|씨는)\s*.{0,25}(메인테이너|담당자|리드|책임자|매니저|디자이너|팀장)",
+    r"(을|를)\s*(담당하고\s*있|담당합니다|담당해요|맡고\s*있)",
+    # a fact about someone else the way PERSON takes one about the user: "Lena is allergic to shellfish"
+    rf"^{_NAME}\s+(is|'s)\s+(allergic|vegetarian|vegan|lactose[\s-]intolerant|diabetic|colou?r-?blind|left-handed){E}",
+)
+_ORDER_EN = (
+    r"(use|write|keep|run|check|put|add|answer|reply|respond|format|name|explain|show|give|include|avoid|skip|"
+    r"start|end|test|document|comment|sort|indent|wrap|quote|prefix|mark|tag|sign|cite|link|lint|rebase|squash|"
+    r"push|commit|deploy|pin|label|mention|ask|ping|call|cc)"
+)
+_ALWAYS = (
+    r"(always|never(?!\s+mind)|every\s+time|as\s+a\s+rule|by\s+default|siempre|nunca|jamás|sempre|toujours|jamais|"
+    r"immer|nie|niemals|grundsätzlich|generell|standardmäßig|por\s+defecto|por\s+padrão|par\s+défaut|em\s+geral|"
+    r"por\s+regla\s+general|en\s+règle\s+générale)"
+)
+_OPENING = r"^(please\s+|por\s+favor,?\s+|s'il\s+te\s+pla[iî]t,?\s+|s'il\s+vous\s+pla[iî]t,?\s+|bitte\s+)?"
+_STYLE_PLURAL = (
+    r"(answers|replies|responses|explanations|summaries|commit\s+messages|commits|comments|docstrings|"
+    r"variable\s+names|function\s+names|respuestas|explicaciones|resúmenes|comentarios|respostas|explicações|"
+    r"resumos|comentários|réponses|explications|résumés|commentaires|messages\s+de\s+commit|antworten|"
+    r"erklärungen|zusammenfassungen|kommentare|commit-nachrichten|commit-messages)"
+)
+_LANGUAGE = (
+    r"(english|englisch|inglés|inglês|anglais|german|deutsch|alemán|alemão|allemand|spanish|español|espanhol|"
+    r"espagnol|spanisch|portuguese|portugués|português|portugais|portugiesisch|french|francés|francês|français|"
+    r"französisch)"
+)
+_CONVENTION = (
+    r"(quotes|double\s+quotes|single\s+quotes|semicolons|tabs|spaces|indentation|type\s+hints|f-strings|trailing\s+"
+    r"commas|comillas(\s+dobles|\s+simples)?|punto\s+y\s+coma|tabulaciones|espacios|sangría|aspas(\s+duplas|\s+"
+    r"simples)?|ponto\s+e\s+vírgula|indentação|guillemets(\s+doubles|\s+simples)?|points-virgules|tabulations|"
+    r"indentation|anführungszeichen|semikolons|tabs|einrückung|typannotationen|type-hints)"
+)
+_CODE_LANGUAGE = (
+    r"(javascript|typescript|python|go|golang|rust|java|kotlin|swift|ruby|php|sql|bash|shell|yaml|json|css|html|"
+    r"react|vue|django|c\+\+|c#)"
+)
+STYLE_ORDER = _rx(
+    # an order carrying "always" / "as a rule", in the order's own clause or right after a comma ("use tabs,
+    # never spaces"; not "run them again, they always fail")
+    rf"{_OPENING}({_ORDER_OTHER}|{_ORDER_EN}){E}[^,;]*{B}{_ALWAYS}{E}",
+    rf"{_OPENING}({_ORDER_OTHER}|{_ORDER_EN}){E}[^;]*,\s*{_ALWAYS}{E}",
+    rf"^(siempre|nunca|sempre|toujours|jamais|immer|nie|niemals)\s+(me\s+|te\s+|mir\s+|moi\s+)?{_ORDER_OTHER}{E}",
+    # "Always squash commits before merging" (a work verb, not "always happy to help", "never stop learning")
+    rf"{_OPENING}(always|never)\s+({_ORDER_EN}|squash|rebase|bump|review|merge|pull|fetch|back\s+up|verify|validate|"
+    rf"escape|sanitize|close|log|annotate|confirm|double-check|hard-code|hardcode|force-push|delete|drop|mock|"
+    rf"catch|print|store|expose|disable|bypass|touch|edit|modify|reformat|vendor|upgrade|downgrade){E}",
+    rf"^(nunca|jamás)\s+(uses|escribas|pongas|hagas|respondas|añadas|dejes|subas|mezcles|incluyas|ejecutes|cambies|"
+    rf"borres|hagas\s+push|hagas\s+commit){E}|^(ne\s+|n')(utilise|ajoute|mets|fais|écris|pousse|réponds|commite|supprime|modifie|touche|"
+    rf"désactive|expose|stocke)\s+jamais{E}",
+    # a short rule for what the assistant writes: "Kurze Antworten, bitte", "Explications courtes, merci"
+    rf"{_OPENING}((short|shorter|brief|concise|terse|kurze|kürzere|knappe|courtes|brèves|concises|cortas|breves|"
+    rf"concisas|curtas|objetivas)\s+{_STYLE_PLURAL}|{_STYLE_PLURAL}\s+(courtes|brèves|concises|cortas|breves|"
+    rf"concisas|curtas|objetivas|(bitte\s+)?kurz))(,?\s*(please|bitte|merci|por\s+favor|s'il\s+te\s+pla[iî]t|s'il\s+vous\s+"
+    rf"pla[iî]t|obrigad[oa]|gracias|thanks))?\s*[.!]?\s*$",
+    # what the assistant writes, in a language: "Escreva os commits em inglês"
+    rf"{B}{_STYLE_PLURAL}(\s+[\w-]+){{0,4}}\s+(in|em|en|auf|na|no)\s+{_LANGUAGE}{E}",
+    # a code convention for a language: "Usa comillas dobles en el código JavaScript"
+    rf"{_OPENING}({_ORDER_OTHER}|{_ORDER_EN}|no|sin|sem|pas\s+de|keine)\s+(\w+\s+)?{_CONVENTION}\s.{{0,30}}{B}"
+    rf"{_CODE_LANGUAGE}{E}",
+    # a rule for a kind of thing, bare plural: "Name test files after the module", "Keep functions under 50 lines"
+    rf"{_OPENING}(name|keep|put|write|place|prefix|suffix|group|split|mark|tag)\s+(?!the\s|this\s|that\s|these\s|"
+    rf"those\s|my\s|a\s|an\s)([\w-]+\s+)?(files|tests|functions|modules|classes|methods|branches|variables|constants|"
+    rf"migrations|commits|comments|docstrings|imports|helpers|fixtures|tables|columns|endpoints|routes|components)\s+"
+    rf"(after|under|below|inside|with|as|short|small|sorted|by|before|in\s+(?!the\s|this\s))",
+    rf"^([\w-]+\s+)?(tests|test\s+files|migrations|docs|fixtures|helpers|scripts|configs?)\s+(go|belong|live)\s+"
+    rf"(under|in|into|next\s+to){E}",
+    # order of what comes first: "Code first, explanation after"
+    rf"{B}(the\s+)?(code|command|commands|answer|summary|tl;?dr|conclusion|result)\s+first,?\s+(and\s+|then\s+)?"
+    rf"(the\s+)?(explanation|explanations|details|reasoning|context|discussion|background|commentary){E}",
+    rf"{_OPENING}(skip|drop|cut|leave\s+out|spare\s+me|no\s+more|no)\s+(the\s+)?(disclaimers|caveats|pleasantries|"
+    rf"preambles?|apologies|small\s+talk|fluff|filler){E}",
+    rf"{B}explain\s+(things|stuff|everything|concepts)\s+(to\s+me\s+)?(like|as\s+if|as\s+though){E}",
+    # zh / ja / ko: "变量名用英文", "回答请用简体中文", "型ヒントは全部の関数につけること",
+    # "자바스크립트에서는 세미콜론 쓰지 마세요"
+    r"^(回答|回复|回復|解释|解釋|注释|註釋|提交信息|变量名|變量名|函数名|函數名|类名|類名|文件名|日志|日誌)(请|請|都|一律|"
+    r"统一|統一|一定|要)?(用|使用|写成|寫成|采用|採用)",
+    r"^(回答|回复|回復|解释|解釋)(请|請)?(简短|簡短|简洁|簡潔|精简|精簡)一?(点|點|些)",
+    r"(全部|すべて|全て|常に|必ず|毎回).{0,30}(こと|ように)[。]?$",
+    r"^(コメント|変数名|関数名|コミットメッセージ|回答|返事)は.{1,15}(で(書いて|お願い)|にして)",
+    r"에서는\s*.{1,30}(쓰지\s*마세요|사용하지\s*마세요|써\s*주세요|사용해\s*주세요|붙여\s*주세요)",
+    r"^(모든|항상|매번|늘)\s*.{1,30}(주세요|마세요|하세요)[.!]?$",
+)
+# How a team works: "we roll back with `make rollback-staging`", "to reset the cache run `make flush`", "PRs
+# need two approvals before merge" (a procedure needs a command to run; a rule for every PR or deploy).
+_COMMAND = (
+    rf"(`[^`]+`|{B}(make|npm|yarn|pnpm|cargo|kubectl|docker|git|python|uv|pip|go|helm|terraform|ansible|just)\s+"
+    rf"[\w:./-]+|\./[\w./-]+|{B}(bin|scripts)/[\w./-]+)"
+)
+PROCEDURE = _rx(
+    rf"{B}(we|the\s+team)\s+(always\s+)?(roll\s+back|deploy|release|restart|rotate|reset|migrate|restore|redeploy|"
+    rf"revert|bump|publish|tag|back\s+up|seed)\b.{{0,40}}\s(with|by\s+running|via|using|through){E}.{{0,4}}{_COMMAND}",
+    rf"^(to|para|pour|um)\s+\w+{E}(?!\s+(it|this|that|them|lo|la|isso|isto|ça|cela|es|das){E}).{{0,60}}?,?\s+(run|use|type|execute|call|roda|rode|usa|use|executa|execute|ejecuta|"
+    rf"corre|lanza|usa|lance|utilise|exécute|tape|führe|nutze|verwende|starte|tippe)\s.{{0,10}}{_COMMAND}",
+    r"^(every|each|all|any)?\s*(prs?|pull\s+requests|merge\s+requests|deploys?|releases?|migrations|hotfixes)\s+"
+    r"(need|needs|require|requires|must\s+have|must\s+get|must\s+pass)\s",
+    r"(승인|리뷰|테스트)\S{0,3}\s*\S{0,6}(받아야|해야|되어야|돼야|통과해야)\s*(머지|배포|merge|deploy)",
+)
+# A plan for one's own product ("On abandonne le support de Python 3.8 en mars", "3월에 Jenkins를 GitHub Actions로
+# 바꿉니다", "Android minSdk goes up to 26 starting with the 5.0 release").
+_MONTH = (
+    r"(january|february|march|april|may|june|july|august|september|october|november|december|janeiro|fevereiro|"
+    r"março|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro|enero|febrero|marzo|mayo|junio|julio|"
+    r"septiembre|octubre|noviembre|diciembre|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|"
+    r"novembre|décembre|januar|februar|märz|juni|juli|oktober|dezember|q[1-4]|next\s+(quarter|release|sprint))"
+)
+PLAN_STATEMENT = _rx(
+    rf"{B}on\s+(abandonne|arrête|lâche|supprime)\s+(le|la|les|l')\s*(support|prise\s+en\s+charge|compatibilité)",
+    rf"{B}(on|nous)\s+(migre|migrons|passe|passons|bascule|basculons)\s+(à|a|sur|vers)\s+(?-i:[A-Z])",
+    rf"{B}(wird|werden)\s+ab\s+\S+(\s+\d{{4}})?\s+nicht\s+mehr\s+(unterstützt|angeboten|gepflegt){E}",
+    rf"{B}wir\s+(migrieren|wechseln|steigen|ziehen)\s+.{{0,30}}(zu|auf|nach)\s+(?-i:[A-Z])",
+    r"(지원을?\s*(중단|종료)합니다|(으로|로)\s*(\S+\s+)?(바꿉니다|옮깁니다|이전합니다|전환합니다|마이그레이션합니다|갈아탑니다))",
+    r"(쓰기로|쪼개기로|옮기기로|바꾸기로|전환하기로|도입하기로|이전하기로|중단하기로|분리하기로|없애기로)\s*했",
+    r"(サポートを(打ち切|終了)|に移行します|に切り替えます|に移します)",
+    r"(我们|我們).{0,10}(放弃|放棄|停止支持|迁移到|遷移到|换成|換成|改用|切换到|切換到)",
+    rf"{B}(minsdk|min\s+sdk|minimum\s+(supported\s+)?version)\s.{{0,40}}(goes\s+up|moves|is\s+raised|rises)\s+to{E}",
+    rf"{B}(the|our|o|a|la|le|el|nuestra|nossa|notre|unsere?|die|das)\s+(new\s+|nouvelle\s+|nueva\s+|nova\s+|neue\s+)?"
+    rf"(mobile\s+app|app|aplicativo|aplicación|site|website|sitio|release|version|versão|versión|lançamento|"
+    rf"lanzamiento)(\s+[\w-]+){{0,4}}\s+(ships|launches|goes\s+live|sort|sortira|sale|saldrá|sai|ficou\s+para|"
+    rf"fica\s+para|erscheint|kommt)\s+(in|en|em|para|im|au\s+mois\s+de|el|in\s+the)?\s*{_MONTH}{E}",
+    rf"{B}(the|our)\s+(mobile\s+|web\s+)?(app|site|website|backend|frontend|api|service)\s+is\s+being\s+(rewritten|rebuilt|"
+    rf"migrated|ported)\s+(in|to|on)\s+(?-i:[A-Z])",
+)
+# One's own machines, names and schedules ("Der Testserver heißt test-03", "The nightly backup runs at 2am UTC",
+# "Our build server runs on Debian 10", "Auf meinem Rechner läuft Fedora 40").
+_TIME = r"(\d{1,2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.|h|uhr|utc|gmt|cet|cest|pst|est)|\d{1,2}:\d{2}|\d{1,2}h\d{2})"
+SETUP_FACT = _rx(
+    rf"{B}[\w-]*(server|host|cluster|database|db|datenbank|bucket|vm|machine|box|servidor|serveur|rechner|instance|"
+    rf"instanz|repo|repository|channel|kanal|canal)\s+(is\s+called|is\s+named|heißt|heisst|se\s+llama|se\s+chama|"
+    rf"s'appelle|chama-se)\s+`?[\w.-]*\d[\w.-]*",
+    r"(サーバー|サーバ|ホスト|クラスタ|データベース|DB|リポジトリ|チャンネル)(の名前)?は\s*`?[A-Za-z][\w.-]*\d[\w.-]*`?\s*(です|だ)",
+    r"(服务器|服務器|主机|主機|集群|数据库|數據庫|仓库|倉庫)(的名字|名)?(叫|是)\s*[A-Za-z][\w.-]*\d",
+    r"(서버|호스트|클러스터|데이터베이스|저장소)\s*(이름은|은|는)\s*[A-Za-z][\w.-]*\d",
+    rf"{B}((nightly|daily|weekly|hourly|monthly)\s+[\w-]*\s*(backups?|builds?|jobs?|deploys?|deployments?|releases?|"
+    rf"syncs?|reports?|exports?|imports?|snapshots?|standups?|runs?)|(backups?|cron\s*jobs?|standups?|stand-ups?)"
+    rf")\s+(runs?|happens?|goes\s+out|go\s+out|is|are|kicks?\s+off|starts?)\s+(at|every|on)\s+(\w+\s+){{0,3}}{_TIME}",
+    rf"{B}(backups?|builds?|deploys?|syncs?|exports?)\s+(runs?|happens?|kicks?\s+off|starts?)\s+(at|every)\s+{_TIME}",
+    rf"{B}(backup|sauvegarde|daily|standup|sync|export)\s+.{{0,20}}(roda|corre|tourne|läuft|ocurre|acontece|a\s+lieu|"
+    rf"findet)\s+(todos\s+os\s+dias\s+|todos\s+los\s+días\s+|chaque\s+\w+\s+|jeden\s+\w+\s+)?(às|a\s+las|à|um)\s+{_TIME}",
+    rf"{B}(my|our|mein\w*|unser\w*|meu|minha|nosso|nossa|mi|mis|nuestr[oa]s?|mon|ma|notre|nos)\s+([\w-]+\s+){{0,2}}"
+    rf"(runs(\s+on)?|läuft\s+(noch\s+|immer\s+noch\s+)?(auf|unter)|roda(\s+(em|no|na))?|corre\s+(en|sobre)|"
+    rf"tourne\s+(sous|sur))\s+(?-i:[A-Z])",
+    rf"{B}auf\s+(meinem|unserem)\s+[\w-]+\s+läuft\s+(?-i:[A-Z])",
+    rf"{B}i('m|\s+am)\s+(much\s+|far\s+|way\s+|a\s+lot\s+)?(more|less)\s+(productive|focused|efficient|comfortable|"
+    rf"creative)\s+(with|when|in|at|after|before){E}",
+)
+# A temporary state or a repeat: never a standing statement ("for now", "this week", "while Sofia is out", "again").
+TEMPORARY = _rx(
+    rf"{B}(for\s+now|for\s+the\s+time\s+being|this\s+(week|sprint|month|time|morning|afternoon)|rerun|re-run|relance|relancez|"
+    rf"temporarily|while\s+\w+\s+is\s+(out|away|off|on\s+leave)|again|once\s+more|por\s+ahora|por\s+el\s+momento|"
+    rf"por\s+enquanto|por\s+agora|por\s+ora|esta\s+semana|essa\s+semana|otra\s+vez|de\s+nuevo|de\s+novo|"
+    rf"pour\s+l'instant|pour\s+le\s+moment|cette\s+semaine|encore\s+une\s+fois|vorerst|fürs\s+erste|vorläufig|"
+    rf"diese\s+woche|nochmal|provisoirement|temporalmente|temporariamente){E}",
+    rf"{B}(desta|nesta|deste|neste|esta|este|ce|cette|diese[nmrs]?|diesem)\s+(sprint|semana|vez|fois|woche|mal){E}",
+    r"(暂时|暫時|临时|臨時|这周|這週|今週|当面|今のところ|とりあえず|이번\s*주|당분간|일단|目前)",
+)
+# A complaint or praise about what the assistant just wrote, or a verdict on someone's work: not a standing rule
+# ("The answers you gave were too short", "Respuestas demasiado largas, como siempre", "handles it badly").
+VERDICT = _rx(
+    rf"{B}(too\s+(long|short|verbose|wordy|terse|vague)|demasiado|demasiadas?|trop\s+(long|court|longue|courte)s?|"
+    rf"zu\s+(lang|kurz|ausführlich)|muito\s+(long|curt)[oa]s?|como\s+siempre|como\s+sempre|comme\s+toujours|wie\s+immer|"
+    rf"as\s+usual|you\s+(gave|wrote|sent|made)|badly|poorly|terribly|finally|worries\s+me|annoying|keep\s+(going|it\s+up|"
+    rf"at\s+it|trying)|give\s+up|so\s+weiter|weiter\s+so|sigue\s+así|continue\s+comme\s+ça|continua\s+assim){E}",
+)
+# Scopes that make a statement standing, not one-off, though they point ("in this project", "このプロジェクトでは").
+STANDING_SCOPE = _rx(
+    rf"{B}(this|that)\s+(project|repo|repository|codebase|team|company){E}",
+    rf"{B}(este|esse|neste|nesse|deste|desse|en\s+este)\s+(projeto|proyecto|repositório|repositorio|repo|time|equipo){E}",
+    rf"{B}(ce|dans\s+ce)\s+(projet|dépôt|repo){E}",
+    rf"{B}(diese[nmrs]?|in\s+diesem)\s+(projekt|repo|repository|team){E}",
+    r"この(プロジェクト|リポジトリ|チーム)|(这个|這個)(项目|項目|仓库|倉庫|团队|團隊)|이\s+(프로젝트|저장소|팀)",
+)
+# "now", "today" on a decision already taken is when it was taken ("Decidimos largar o Jira; agora tudo fica no
+# Linear"), not the task at hand
+DECIDED = _rx(
+    rf"{B}(we|i)\s+(have\s+|'ve\s+)?(decided|agreed|settled\s+on)|{B}(decidimos|decidi|decidí|hemos\s+decidido|"
+    rf"acordamos|avons\s+décidé|a\s+décidé|haben\s+(uns\s+)?(entschieden|beschlossen|geeinigt)){E}",
+    r"(决定|決定|決めました|결정했)",
+)
+_NOW = _rx(
+    rf"(?<!for\s)(?<!from\s){B}(now|today|agora|ahora|maintenant|jetzt|hoje|hoy|heute|aujourd'hui){E}",
+    r"(现在|現在|今天|今日|오늘|지금)",
+)
+
+
+def _at_hand(text: str) -> bool:
+    """About the task at hand (DEIXIS), once standing scopes and a decision's "now" are set aside."""
+    rest = STANDING_SCOPE.sub(" ", text)
+    if DECIDED.search(rest) and not TEMPORARY.search(rest):
+        rest = _NOW.sub(" ", rest)
+    return bool(DEIXIS.search(rest))
+
+
+STANDING_KINDS = (
+    (ROLE_STATEMENT, "entity", "role"),
+    (PROCEDURE, "fact", "procedure"),
+    (STYLE_ORDER, "preference", "standing order"),
+    (PLAN_STATEMENT, "decision", "plan"),
+    (SETUP_FACT, "fact", "setup"),
+)
+
+
+# a one-off request for a number of things ("Give me three names for a coffee shop")
+COUNTED_REQUEST = _rx(
+    r"^(please\s+)?(give|write|suggest|list|show|find|draft|generate|brainstorm)\s+(me\s+|us\s+)?(\d+|two|three|four|"
+    r"five|six|seven|eight|nine|ten|a\s+few|a\s+couple\s+of|some)\s"
+)
+
+
+def passing(text: str) -> bool:
+    """A temporary state, a repeat, a verdict on the work at hand, a request for a number of things, or general
+    knowledge about public things: what the classifier alone may not keep."""
+    return bool(TEMPORARY.search(text) or VERDICT.search(text) or COUNTED_REQUEST.search(text) or _public(text))
+
+
+def standing_statement(text: str) -> Candidate | None:
+    """A standing statement without a cue word (STANDING_KINDS), unless temporary or about public things."""
+    if TEMPORARY.search(text) or VERDICT.search(text) or HEDGE.search(text) or ONCE.search(text):
+        return None
+    for pattern, category, reason in STANDING_KINDS:
+        if not pattern.search(text):
+            continue
+        if _public(text if reason == "plan" else _PLATFORM.sub(" ", text)):
+            return None
+        if reason == "role" and _TOOL.search(text.strip()):  # "Redis runs the queue": software, not a role
+            return None
+        return Candidate(text, category, reason, 0.7)
+    return None
+
+
+# a conditional that only says when to do a one-off task ("If you can, ...", "When you're done, ...")
+ONE_OFF_CONDITION = _rx(
+    r"^(if|when|once|after)\s+(you\s+(can|get\s+a\s+chance|have\s+(a\s+)?(moment|minute|sec|second|time)|finish|"
+    r"are\s+(done|finished|ready)|'re\s+(done|finished|ready))|you're\s+(done|finished|ready)|it\s+finishes|"
+    r"it'?s\s+done|that'?s\s+done|possible)",
+    r"^(si|cuando)\s+(puedes|tienes\s+(un\s+)?(momento|tiempo|rato)|termines|acabes|es\s+posible)",
+    r"^(se|quando)\s+(puder(es)?|der|tiver(es)?\s+(um\s+)?(tempo|momento)|terminar(es)?|acabar(es)?|poss[ií]vel)",
+    r"^(si|quand|lorsque)\s+(tu\s+)?(peux|as\s+(le\s+temps|un\s+moment)|auras\s+fini|as\s+fini|termines|possible)",
+    r"^(wenn|falls)\s+(du\s+)?(kannst|zeit\s+hast|fertig\s+bist|möglich)",
+)
+
+
 _TO_ME = _rx(rf"{B}(i|me|my|you|ich|mir|mich|yo|te|je|moi|tu|eu|você){E}")
 
 
@@ -611,11 +934,11 @@ def standing_rule(text: str) -> bool:
         return False
     # the main clause: after the first comma, or (no comma) the whole text, where only unanchored cues count
     main = stripped.split(",", 1)[1].strip() if "," in stripped else " " + stripped
-    if UNREAL.search(stripped) or DEIXIS.search(stripped):
+    if UNREAL.search(stripped) or DEIXIS.search(stripped) or ONE_OFF_CONDITION.search(stripped):
         return False
     if any(condition.search(stripped) and unreal.search(stripped) for condition, unreal in ROMANCE_UNREAL):
         return False
-    return bool(STANDING_MAIN.search(main))
+    return bool(STANDING_MAIN.search(main) or ROLE_STATEMENT.search(main.strip()))
 
 
 EXAMPLE = _rx(
@@ -693,7 +1016,7 @@ def rule_candidate(text: str, check_rejects: bool = True) -> Candidate | None:
     """The rule-based decision for one statement."""
     if check_rejects and reject_reason(text) is not None:
         return None
-    if DEIXIS.search(text):  # about the task at hand; the classifier decides
+    if _at_hand(text):  # about the task at hand; the classifier decides
         return None
     explicit = bool(REMEMBER.search(text))
     if standing_rule(text):
@@ -710,6 +1033,9 @@ def rule_candidate(text: str, check_rejects: bool = True) -> Candidate | None:
         return Candidate(text, "preference", "preference", 0.8 if explicit else 0.7)
     if PERSON.search(text):
         return Candidate(text, "entity", "person", 0.8 if explicit else 0.7)
+    standing = standing_statement(text)
+    if standing is not None:
+        return standing
     if explicit:
         return Candidate(text, "fact", "remember", 0.9)
     return None
@@ -758,7 +1084,7 @@ def extract_rules(user_messages: Iterable[str], limit: int | None = 3, scorer: S
         for unit in group:
             candidate = rule_candidate(unit)
             probability, category = scored.get(unit, (0.0, None))
-            if candidate is None and probability >= threshold:
+            if candidate is None and probability >= threshold and not passing(unit):
                 candidate = Candidate(unit, category or classify(unit) or "fact", "classifier", 0.7)
             if candidate is not None:
                 break

@@ -20,6 +20,9 @@ from mdrecall.text.word_forms import word_forms
 
 _TEXT_LANGUAGES: dict[str, frozenset[str]] = {}
 _REMEMBERED = 100_000
+# languages that write a name's genitive with a bare s ("Johns blogg", "Ginas butik"): the name is held when
+# its form without that s is
+GENITIVE_S = frozenset({"sv", "da", "nb"})
 
 
 class Crossing:
@@ -31,6 +34,7 @@ class Crossing:
         self._store, self._query, self._terms, self._forms = store, query, terms, forms
         self._held: bool | None = None
         self._german_missing: bool | None = None
+        self._genitive_missing: bool | None = None
 
     def applies(self, row_id: str, text: str) -> bool:
         """The chunk is written in another language than the query. A chunk's languages are remembered by its
@@ -64,10 +68,22 @@ class Crossing:
     def name_missing(self, missing: bool) -> bool:
         """`missing` (a name of the query no chunk holds), except for German, which writes every noun with a
         capital letter: there, the query has capitalised words other than times ("Frühling", "Jahr") and the
-        index holds none of them (asked once)."""
+        index holds none of them; and for Swedish, Danish and Norwegian, where a name missing as written may be
+        held without its genitive s ("Johns" -> "John"). Each asked once."""
         if "de" not in self.languages:
-            return missing
+            if not missing or not self.languages & GENITIVE_S:
+                return missing
+            if self._genitive_missing is None:
+                self._genitive_missing = any(not self._holds_name(n) for n in named_terms(self._query, self._terms))
+            return self._genitive_missing
         if self._german_missing is None:
             names = [n for n in named_terms(self._query, self._terms) if not time_word(n, self.languages)]
             self._german_missing = bool(names) and not any(self._store.terms_present(self._units(n)) for n in names)
         return self._german_missing
+
+    def _holds_name(self, name: str) -> bool:
+        """Some chunk holds the name, or (a genitive) the name without its final s."""
+        if self._store.terms_present(self._units(name)):
+            return True
+        bare = name[:-1] if len(name) > 3 and name[-1] in "sS" else ""
+        return bool(bare) and bool(self._store.terms_present(self._units(bare)))

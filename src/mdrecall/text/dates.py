@@ -7,13 +7,16 @@ days a boost (never a filter: the answer may sit in a note written later). Relat
 counts only after a preposition or next to a day or year ("in May", "May 8", "May 2023"), so "May I ask..."
 names no time.
 
-Relative times understood: yesterday, the day before yesterday, today (this morning, tonight), this week,
-earlier this week, last week, this month, last month, this year, last year, N days / weeks / months ago
-(also "a couple of", "a few"), over / last / this weekend, last Friday (any weekday: its latest past day),
-last March (any month: its latest past month before this one), in / this / over the spring (summer, fall /
-autumn, winter: the latest season begun, meteorological, northern hemisphere) and last spring (the latest
-season ended). `relative_spans` gives where they sit, so search can keep words like "last" and "week" out of
-the keyword side.
+Relative times understood: yesterday, last night, the day before yesterday, today (this morning, tonight),
+this week, earlier this week, last week, this month, last month, this year, last year, this / last quarter,
+N days / weeks / months ago (also "a couple of", "a few"), the past week / the past few days / the last 3 days
+(up to today), since Monday (that day to today), over / last / this weekend, last Friday (any weekday: its
+latest past day), last March (any month: its latest past month before this one), in / this / over the spring
+(summer, fall / autumn, winter: the latest season begun, meteorological, northern hemisphere) and last spring
+(the latest season ended). Read as dates are (their words stay keywords): Q3 (Q3 2025), the summer of 2023,
+late 2024, mid-March, on the 3rd (the latest 3rd), at Christmas / over the holidays (20 December to 6 January).
+`relative_spans` gives where the relative ones sit, so search can keep words like "last" and "week" out of the
+keyword side.
 
 The same times in German, Spanish, Portuguese, French, Japanese, Chinese and Korean ("letzte Woche",
 "hace dos semanas", "8 de maio de 2023", "en mars dernier", "先週の金曜日", "上周", "2023년 5월 8일") come from
@@ -53,9 +56,14 @@ _PATTERNS = [
     re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b", re.I),
     re.compile(rf"\b{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!:)", re.I),
     re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.I),
-    re.compile(rf"\b(?:in|during|of|since|until|before|after|early|late|mid|mid-)\s+{_MONTH}\b(?!\s+\d)", re.I),
-    re.compile(rf"\b(?:in|during|of|since)\s+{_YEAR}\b", re.I),
+    re.compile(rf"\b(?:(?:in|during|of|since|until|before|after|early|late|mid)\s+|mid-){_MONTH}\b(?!\s+\d)", re.I),
+    re.compile(rf"\b(?:(?:in|during|of|since|early|late|mid)\s+|mid-){_YEAR}\b", re.I),
 ]
+# a season of a named year ("the summer of 2023", "spring 2024"), and a quarter ("Q3", "Q3 2025")
+_SEASON_OF_YEAR = re.compile(rf"\b(?P<season>spring|summer|fall|autumn|winter)\s+(?:of\s+|in\s+)?{_YEAR}\b", re.I)
+_QUARTER = re.compile(rf"\bQ(?P<quarter>[1-4])(?:\s+{_YEAR})?\b", re.I)
+# "on the 3rd": the latest 3rd of a month on or before today (the suffix is needed: "on the 2 servers")
+_NTH_DAY = re.compile(r"\bon\s+the\s+(?P<day>\d{1,2})(?:st|nd|rd|th)\b", re.I)
 _DAYS_AGO = re.compile(
     r"\b(?P<n>\d{1,3}|a|one|two|three|four|five|six|seven|a\s+couple\s+of|a\s+few|few)\s+(?P<unit>days?|weeks?|months?)"
     r"\s+ago\b",
@@ -72,6 +80,18 @@ _SEASON = re.compile(
     r"\b(?P<which>in\s+the|from\s+the|this\s+past|this|over\s+the|during\s+the|last)\s+(?P<season>spring|summer|fall|autumn|winter)\b",
     re.I,
 )
+_SEASON = re.compile(_SEASON.pattern + r"(?!\s+(?:of\s+|in\s+)?(?:19|20)\d{2}\b)", re.I)  # not "summer of 2023"
+# the last stretch of days up to today: "the past week", "in the past few days", "over the last 3 weeks"
+_STRETCH = re.compile(
+    r"\b(?:(?:this\s+|the\s+)?past\s+(?P<n>\d{1,3}\s+|a\s+couple\s+of\s+|couple\s+of\s+|few\s+|two\s+|three\s+)?"
+    r"|(?:the\s+)?last\s+(?P<m>\d{1,3}|a\s+couple\s+of|couple\s+of|few|two|three)\s+)(?P<unit>days?|weeks?|months?)\b",
+    re.I,
+)
+_SINCE_WEEKDAY = re.compile(r"\bsince\s+(?:last\s+)?(?P<day>" + "|".join(_WEEKDAYS) + r")\b", re.I)
+# the days around Christmas: "at Christmas", "over the holidays" (the latest ones begun, read as a date is)
+_CHRISTMAS = re.compile(
+    r"\b(?:christmas|xmas)\b|\b(?:over|during|at|for|before|after|since)\s+the\s+(?:christmas\s+)?holidays\b", re.I
+)
 _WEEKEND = re.compile(r"\b(?:over|on|during|at)\s+the\s+weekend\b|\b(?:last|this|past)\s+weekend\b", re.I)
 ARCHIVE_AFTER_DAYS = 30
 # Every English pattern above holds a digit or, as a whole word, a month, weekday or season name or one of
@@ -79,7 +99,8 @@ ARCHIVE_AFTER_DAYS = 30
 # the ~20 pattern scans are skipped (most queries: `_english_hint`). tests/test_latency_search_call.py checks
 # that the answers equal those of the full scans.
 _HINT_WORDS = frozenset({*_MONTHS, *_WEEKDAYS, *_SEASONS, "ago", "yesterday", "today", "tonight", "morning", "evening"})
-_HINT_WORDS |= {"afternoon", "week", "weekend", "month", "year"}
+_HINT_WORDS |= {"afternoon", "night", "day", "days", "week", "weeks", "weekend", "month", "months", "year", "quarter"}
+_HINT_WORDS |= {"christmas", "xmas", "holidays"}
 _ENGLISH_HINT = re.compile(r"\d|\b(?:" + "|".join(sorted(_HINT_WORDS, key=len, reverse=True)) + r")\b", re.I)
 
 
@@ -128,6 +149,21 @@ def _absolute_matches(query: str, today: date) -> list[tuple[tuple[int, int], li
     if not _english_hint(query):
         return out
     taken: list[tuple[int, int]] = []  # spans already read by a more specific pattern
+    for m in _SEASON_OF_YEAR.finditer(query):
+        taken.append(m.span())
+        out.append((m.span(), [_season(int(m["year"]), _SEASONS[m["season"].lower()])]))
+    for m in _QUARTER.finditer(query):
+        taken.append(m.span())
+        years = [int(m["year"])] if m["year"] else [today.year - 1, today.year, today.year + 1]
+        out.append((m.span(), [_quarter(year, int(m["quarter"])) for year in years]))
+    for m in _CHRISTMAS.finditer(query):  # absolute, so "Christmas" stays a keyword ("the Christmas party")
+        taken.append(m.span())
+        out.append((m.span(), [_christmas(today)]))
+    for m in _NTH_DAY.finditer(query):
+        found = _nth_day(today, int(m["day"]))
+        if found is not None:
+            taken.append(m.span())
+            out.append((m.span(), [found]))
     for pattern in _PATTERNS:
         for m in pattern.finditer(query):
             if any(m.start() < end and start < m.end() for start, end in taken):
@@ -174,6 +210,7 @@ _SIMPLE: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b", re.I), "day_before_yesterday"),
     (re.compile(r"\byesterday\b", re.I), "yesterday"),
     (re.compile(r"\b(?:today|this\s+morning|tonight|this\s+evening|this\s+afternoon)\b", re.I), "today"),
+    (re.compile(r"\blast\s+night\b", re.I), "yesterday"),
     (re.compile(r"\blast\s+week\b|\bthe\s+week\s+before\b", re.I), "last_week"),
     (re.compile(r"\bearlier\s+this\s+week\b", re.I), "earlier_this_week"),
     (re.compile(r"\bthis\s+week\b", re.I), "this_week"),
@@ -181,6 +218,8 @@ _SIMPLE: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bthis\s+month\b", re.I), "this_month"),
     (re.compile(r"\blast\s+year\b", re.I), "last_year"),
     (re.compile(r"\bthis\s+year\b", re.I), "this_year"),
+    (re.compile(r"\b(?:last|the\s+previous)\s+quarter\b", re.I), "last_quarter"),
+    (re.compile(r"\bthis\s+quarter\b", re.I), "this_quarter"),
 ]
 
 
@@ -204,7 +243,41 @@ def _simple_range(kind: str, today: date) -> DateRange:
         return today.replace(day=1), today
     if kind == "last_year":
         return date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)
+    if kind == "this_quarter":
+        return _quarter(today.year, (today.month - 1) // 3 + 1)[0], today
+    if kind == "last_quarter":
+        start = _quarter(today.year, (today.month - 1) // 3 + 1)[0] - timedelta(days=1)
+        return _quarter(start.year, (start.month - 1) // 3 + 1)
     return date(today.year, 1, 1), today  # this_year
+
+
+def _quarter(year: int, quarter: int) -> DateRange:
+    return date(year, 3 * quarter - 2, 1), _month_range(year, 3 * quarter)[1]
+
+
+# "the last days", "die letzten Wochen": a stretch said without a number
+STRETCH_WITHOUT_NUMBER = {"day": 3, "week": 2, "month": 3}
+
+
+def _stretch(today: date, n: int, unit: str) -> DateRange:
+    """The last n days, weeks or months (a month counted as 30 days) up to today."""
+    return today - timedelta(days=n * {"day": 1, "week": 7}.get(unit, 30)), today
+
+
+def _christmas(today: date) -> DateRange:
+    """The days around the latest Christmas begun: 20 December to 6 January."""
+    year = today.year if today >= date(today.year, 12, 20) else today.year - 1
+    return date(year, 12, 20), date(year + 1, 1, 6)
+
+
+def _nth_day(today: date, day: int) -> DateRange | None:
+    """The latest `day`th of a month on or before today (None for a day no month has)."""
+    year, month = today.year, today.month
+    for _ in range(13):
+        if day <= calendar.monthrange(year, month)[1] and date(year, month, day) <= today:
+            return date(year, month, day), date(year, month, day)
+        year, month = (year, month - 1) if month > 1 else (year - 1, 12)
+    return None
 
 
 def _ago(today: date, n: int, unit: str) -> DateRange:
@@ -252,6 +325,12 @@ def _relative_matches(query: str, today: date) -> list[tuple[tuple[int, int], Da
         if word in ("a couple of", "couple of"):
             n = 2
         add(m.span(), _ago(today, n, m["unit"].lower().rstrip("s")))
+    for m in _STRETCH.finditer(query):
+        word = " ".join((m["n"] or m["m"] or "1").lower().split())
+        n = int(word) if word.isdigit() else _NUMBERS.get(word.removeprefix("a ").removesuffix(" of"), 2)
+        add(m.span(), _stretch(today, n, m["unit"].lower().rstrip("s")))
+    for m in _SINCE_WEEKDAY.finditer(query):
+        add(m.span(), (_weekday_before(today, _WEEKDAYS[m["day"].lower()]), today))
     for m in _WEEKEND.finditer(query):
         add(m.span(), _weekend(today))
     for m in _LAST_WEEKDAY.finditer(query):
@@ -333,6 +412,12 @@ def _read(code: str, kind: str, groups: dict[str, str], today: date) -> list[Dat
         if "n" in groups:
             n = language.number(groups["n"]) or n
         return [_ago(today, n, unit)]
+    if kind == "stretch":  # "in den letzten drei Tagen", "los últimos días", "最近三天", "지난 며칠"
+        word = " ".join(groups["unit"].split())
+        unit, n = language.counted.get(word) or (language.units[word], STRETCH_WITHOUT_NUMBER[language.units[word]])
+        if "n" in groups:
+            n = language.number(groups["n"]) or n
+        return [_stretch(today, n, unit)]
     if kind == "weekend":
         return [_weekend(today)]
     if kind in ("weekday", "weekday_last_week"):
@@ -434,7 +519,8 @@ def file_date(path: str) -> date | None:
 _TIME_WORDS = _words(
     "today yesterday tonight tomorrow morning afternoon evening night day days week weeks weekend month months "
     "year years ago last past this next earlier recently recent before after since until during couple few "
-    "spring summer autumn fall winter season one two three four five six seven eight nine ten"
+    "spring summer autumn fall winter season quarter q1 q2 q3 q4 christmas xmas holidays one two three four five six "
+    "seven eight nine ten"
 )
 _EVENT_WORDS = _words(
     "happen happened happening happens do did done doing new news decide decided decision decisions discuss "
