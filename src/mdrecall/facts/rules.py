@@ -1029,6 +1029,40 @@ VERDICT = _rx(
     rf"zu\s+(lang|kurz|ausführlich)|muito\s+(long|curt)[oa]s?|como\s+siempre|como\s+sempre|comme\s+toujours|wie\s+immer|"
     rf"as\s+usual|you\s+(gave|wrote|sent|made)|badly|poorly|terribly|finally|worries\s+me|annoying|keep\s+(going|it\s+up|"
     rf"at\s+it|trying)|give\s+up|so\s+weiter|weiter\s+so|sigue\s+así|continue\s+comme\s+ça|continua\s+assim){E}",
+    # "c'est nul", "never seen that": an exclamation about what is on the screen
+    rf"{B}(c'est\s+nul|ça\s+craint|that\s+sucks|this\s+sucks|é\s+uma\s+porcaria|es\s+una\s+porquería|ist\s+(doch\s+)?mist|"
+    rf"never\s+seen|nunca\s+(vi|había\s+visto|he\s+visto)|jamais\s+vu|(noch\s+)?nie\s+gesehen){E}",
+    r"(从来没见过|從來沒見過|从没见过|從沒見過|見たことがない|見たことない|처음\s*봐|본\s*적이?\s*없)",
+)
+# What only the classifier might keep and must not: someone's one-off act in the past ("Dana signed off on the
+# refund yesterday", "Marta aprobó mis vacaciones"), general knowledge about a health condition ("Type 1 diabetes is
+# an autoimmune condition", "la celiaquía no tiene cura") and an event moved to a day relative to now ("회의는 내일로
+# 미뤄졌어요"). The rules keep the standing kinds they resemble (roles, health facts, dated changes).
+PAST_ACT = _rx(
+    rf"{B}(approved|signed\s+off|signed|okayed|ok'd|rejected|validated|aprobó|firmó|validó|rechazó|aprovou|assinou|"
+    rf"validou|recusou|rejeitou|a\s+(validé|approuvé|signé|refusé|rejeté)|hat\s+.{{0,40}}(genehmigt|freigegeben|"
+    rf"unterschrieben|abgelehnt)){E}",
+    r"(批了|批准了|签了字|簽了字|签字了|簽字了|审批通过了|審批通過了|承認してくれました|承認しました|承認されました|"
+    r"승인해\s*줬|승인했|승인됐)",
+)
+_CONDITION_NOUN = (
+    r"(diabetes|diabète|diabete|celiac\s+disease|coeliac\s+disease|celiaquía|celiaquia|doença\s+celíaca|"
+    r"maladie\s+cœliaque|zöliakie|asthma|asma|asthme|lactose\s+intolerance|intolerancia\s+a\s+la\s+lactosa|"
+    r"intolerância\s+à\s+lactose|intolérance\s+au\s+lactose|laktoseintoleranz|colou?r\s*blindness|daltonismo|"
+    r"daltonisme|farbenblindheit|epilepsy|epilepsia|épilepsie|epilepsie|migraines?|migrañas?|enxaquecas?|migräne|"
+    r"(peanut|nut|food)\s+allerg(y|ies)|alergias?|allergies?|allergien?|adhd|tdah|adhs)"
+)
+HEALTH_GENERAL = _rx(
+    rf"^(the\s+|o\s+|a\s+|as\s+|os\s+|la\s+|las\s+|el\s+|los\s+|le\s+|les\s+|l'|die\s+|der\s+)?"
+    rf"(type\s+[12]\s+)?{_CONDITION_NOUN}(\s+(de\s+)?(tipo|type|typ)\s+[12])?\s+(is|are|es|son|é|são|est|sont|ist|sind|"
+    rf"has|have|no\s+tiene|não\s+tem|n'a\s+pas|hat|affects?|afecta|afeta|touche|betrifft|can|puede|pode|peut|kann){E}",
+    r"^(糖尿病|哮喘|乳糖不耐|色盲|癫痫|癲癇|花生过敏|花生過敏|アレルギー|糖尿病|喘息|천식|당뇨|알레르기)\S{0,4}(是|能|可以|会|會|は|が|는|은|가|이)",
+)
+RELATIVE_MOVE = _rx(
+    rf"{B}(moved|pushed|postponed|rescheduled|delayed|aplazad[oa]|movid[oa]|pospuest[oa]|se\s+movió|adiad[oa]|remarcad[oa]|"
+    rf"reportée?|décalée?|verschoben)\s+(to\s+|al?\s+|para\s+|à\s+|auf\s+)?(tomorrow|tonight|later|mañana|amanhã|"
+    rf"demain|morgen|ce\s+soir|heute\s+abend){E}|{B}(ist|wurde)\s+auf\s+morgen\s+verschoben{E}",
+    r"(明天|今晚|明日|今夜|내일|오늘\s*밤)\S{0,3}(改|推迟|推遲|延期|に変更|に延期|로|으로)",
 )
 # Scopes that make a statement standing, not one-off, though they point ("in this project", "このプロジェクトでは").
 STANDING_SCOPE = _rx(
@@ -1094,14 +1128,18 @@ COUNTED_REQUEST = _rx(
 
 def passing(text: str) -> bool:
     """A temporary state, a repeat, a verdict on the work at hand, a request for a number of things, a one-off
-    scope ("just this answer", "for this question"), a question about what is remembered, or general knowledge
-    about public things: what the classifier alone may not keep."""
+    scope ("just this answer", "for this question"), a question about what is remembered, someone's one-off act in
+    the past, general knowledge about a health condition, an event moved to a day relative to now, or general
+    knowledge about public things: what the classifier alone may not keep."""
     return bool(
         TEMPORARY.search(text)
         or VERDICT.search(text)
         or COUNTED_REQUEST.search(text)
         or ONCE.search(text)
         or RECALL_QUESTION.search(text)
+        or PAST_ACT.search(text)
+        or HEALTH_GENERAL.search(text)
+        or RELATIVE_MOVE.search(text)
         or _public(text)
     )
 
