@@ -126,6 +126,14 @@ def test_each_kind_is_kept_however_it_is_phrased(text: str, reason: str) -> None
         "nunca sugieras eso otra vez",
         "je n'ai jamais vu ça",
         "이번엔 그거 추천하지 마세요",
+        # found by probing the first version: an idiom, a failing command, a cancelled date, a one-off refusal
+        "I'm deaf to your excuses lol",
+        "our build is `make all` but it keeps failing",
+        "the review got moved to May 5 but then cancelled",
+        "Apple's keynote is set for June 5",
+        "我不喝了",
+        "それは食べません",
+        "배불러서 안 먹어",
     ],
 )
 def test_near_misses_of_each_kind_are_not_kept(text: str) -> None:

@@ -163,9 +163,10 @@ PREFERENCE = _rx(
     rf"{B}je\s+ne\s+(mange|bois)\s+(pas|jamais|plus)\s+(de\s+|d'|du\s+)?(viande|poisson|porc|gluten|alcool|café|"
     rf"sucre|lait|fruits\s+de\s+mer|produits\s+laitiers){E}",
     rf"{B}ich\s+(esse|trinke)\s+(kein(en)?|keine|nie|niemals)\s+\w+",
-    r"^我(从来|從來|从不|從不|平时|平時)?(不|不太|从不|從不)(喝|吃|抽烟|抽煙)(?!.*(吗|嗎|[?？]))",
-    r"(を|は)(飲みません|食べません|飲まないです|食べないです|飲まない|食べない)[。.!]?$",
-    r"^(저는\s*|나는\s*|나\s+)?\S{1,8}\s*(안\s*마셔|안\s*먹어|못\s*먹어|안\s*마십니다|안\s*먹습니다|못\s*먹습니다)",
+    r"^我(从来|從來|从不|從不|平时|平時)?(不|不太|从不|從不)(喝|吃|抽烟|抽煙)(?!了)(?!.*(吗|嗎|[?？]))\S",
+    r"^(?!それ|これ|あれ)\S{1,12}(を|は)(飲みません|食べません|飲まないです|食べないです|飲まない|食べない)[。.!]?$",
+    r"^(저는\s*|나는\s*|나\s+)?(술|커피|고기|돼지고기|소고기|해산물|우유|유제품|밀가루|매운\s*(거|음식)|생선|회|맥주|"
+    r"와인|탄산|설탕|카페인|날것)(은|는|을|를)?\s*(안|못)\s*(마셔|먹어|마십니다|먹습니다|마셔요|먹어요)",
 )
 
 DECISION = _rx(
@@ -979,7 +980,8 @@ _CONDITION_EN = (
     r"hypothyroidism|a\s+pacemaker|hearing\s+loss)"
 )
 _CONDITION_ADJ_EN = (
-    r"(lactose[\s-]intolerant|gluten[\s-]intolerant|diabetic|celiac|coeliac|colou?r-?blind|deaf|hard\s+of\s+hearing|"
+    r"(lactose[\s-]intolerant|gluten[\s-]intolerant|diabetic|celiac|coeliac|colou?r-?blind|deaf(?!\s+to\b)|"
+    r"hard\s+of\s+hearing|"
     r"epileptic|dyslexic|asthmatic|autistic|vegetarian|vegan|pescatarian|allergic\s+to\s+\w+|teetotal|"
     r"left-handed|short-sighted|near-?sighted)"
 )
@@ -1155,14 +1157,32 @@ def standing_statement(text: str) -> Candidate | None:
             return None
         if reason == "role" and _TOOL.search(text.strip()):  # "Redis runs the queue": software, not a role
             return None
+        # "our build is `make all` but it keeps failing" (not "when the deploy fails, we roll back with …")
+        if reason == "procedure" and _BROKEN.search(text) and not _CONTINGENT.search(text):
+            return None
         return Candidate(text, category, reason, 0.7)
     return None
+
+
+# a failure or a cancellation: a procedure that "keeps failing" or a date "then cancelled" is news, not a standing fact
+_BROKEN = _rx(
+    rf"{B}(fail|fails|failing|failed|broken|breaks|crash(es|ed|ing)?|cancell?ed|falla|falló|fallando|quebr\w+|"
+    rf"cancelad[oa]|cassée?|plante|annulée?|kaputt|abgesagt|scheitert|gescheitert){E}",
+    r"(失败|失敗|取消|キャンセル|落ちて|실패|취소|깨져)",
+)
+
+_CONTINGENT = _rx(
+    rf"{B}(when|whenever|if|in\s+case|wenn|falls|si|cuando|quand|lorsque|se|quando){E}",
+    r"(たら|場合|的话|的話|时|時|면)",
+)
 
 
 def dated_change(text: str) -> bool:
     """An event of one's own moved to or fixed on a calendar date (DATED_CHANGE), unless said as a guess, a
     temporary state or a one-off (the time it was heard of, "this morning", does not count)."""
     if not DATED_CHANGE.search(text) or HEDGE.search(text) or ONCE.search(text) or VERDICT.search(text):
+        return False
+    if _public(text) or _BROKEN.search(text):  # "The WWDC keynote is set for June 5", "… but then cancelled"
         return False
     return not TEMPORARY.search(_said_when(text))
 
@@ -1197,8 +1217,8 @@ MID_ORDER = _rx(
     rf"\s{_NO_SUBJECT}(then|first|always|never)\s+{_ORDER}{E}",
     rf"\s(primero|siempre|primeiro|sempre|d'abord|toujours|zuerst|immer|bitte)\s+(me\s+|te\s+|le\s+|mir\s+)?"
     rf"({_ORDER_OTHER}|{_CLITIC_ORDER}){E}",
-    r"\s(bitte\s+immer|bitte\s+nie|siempre|sempre|toujours|immer|always)\s+(mit|con|com|avec|with|en|em|auf|sin|sem|"
-    r"sans|ohne)\s",
+    r"\s(bitte|please|por\s+favor|s'il\s+te\s+pla[iî]t)\s+(immer|nie|always|never|siempre|nunca|sempre|toujours|"
+    r"jamais)\s+(mit|con|com|avec|with|in|en|em|auf|sin|sem|sans|ohne)\s",
 )
 # A standing contingency in zh / ja / ko: something breaks, then someone is told or something is done first
 # ("ビルドが落ちたら、まず佐藤さんにSlackで連絡するようにして", "部署失败的话先通知小李", "배포가 실패하면 먼저
