@@ -3,7 +3,8 @@
 The rules look for the five things people want an assistant to remember — a preference, a decision, a
 fact about a person, a contact, or an explicit "remember …" — in English, Portuguese, Spanish, French,
 German, Chinese, Japanese and Korean, and standing statements that carry no cue word (STANDING_KINDS: who
-does what, a team's procedure, a standing order, a plan for one's own product, one's own setup). They are
+does what or approves what, a team's procedure, a standing order, a plan for one's own product, one's own setup,
+one's own health; and an event moved to a calendar date, DATED_CHANGE). They are
 deliberately conservative (precision over recall): users
 of OpenClaw's extension complained about captured chatter far more than about missed facts. Measured on
 `bench/quality/capture_set.jsonl` by `bench/quality/capture_eval.py` (see docs/facts.md).
@@ -11,10 +12,11 @@ of OpenClaw's extension complained about captured chatter far more than about mi
 Beside the rules, `extract_rules` takes an optional scorer: the capture classifier on the embedding model's
 sentence vectors (`classifier.py`), which catches what the rules cannot see without understanding.
 
-Never captured: assistant text, questions, injected `<relevant-memories>` blocks, a statement carrying a
-credential, PIN, card, identity number or seed phrase (dropped, not stored redacted), text the user quotes
-from someone else (pasted emails, `>` quotes, "translate this review: …"), tool/markup output, very short or
-very long messages.
+Never captured: assistant text, questions (a question about what is remembered too: "do you remember ...?"),
+orders scoped to the question at hand ("for this question, ..."), injected `<relevant-memories>` blocks, a
+statement carrying a credential, PIN, card, identity number or seed phrase (dropped, not stored redacted), text
+the user quotes from someone else (pasted emails, `>` quotes, "translate this review: …"), tool/markup output,
+very short or very long messages.
 """
 
 from __future__ import annotations
