@@ -79,6 +79,10 @@ class _Always:
         ("ne propose jamais de push direct sur main", "standing order"),
         ("永远不要建议直接推到main分支", "standing order"),
         ("絶対にmainへの直接プッシュを提案しないで", "standing order"),
+        # a shared thing of one's own place that only works one way
+        ("a impressora do escritório só funciona pela rede Convidados, a outra rede bloqueia", "setup"),
+        ("der Drucker im Büro geht nur über VPN", "setup"),
+        ("사무실 프린터는 게스트 와이파이에서만 돼요", "setup"),
     ],
 )
 def test_each_kind_is_kept_however_it_is_phrased(text: str, reason: str) -> None:
@@ -134,6 +138,8 @@ def test_each_kind_is_kept_however_it_is_phrased(text: str, reason: str) -> None
         "我不喝了",
         "それは食べません",
         "배불러서 안 먹어",
+        "my code only works on my machine lol",
+        "the printer only works on the guest wifi today",
     ],
 )
 def test_near_misses_of_each_kind_are_not_kept(text: str) -> None:

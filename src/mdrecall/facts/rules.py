@@ -932,6 +932,24 @@ SETUP_FACT = _rx(
     rf"{B}auf\s+(meinem|unserem)\s+[\w-]+\s+läuft\s+(?-i:[A-Z])",
     rf"{B}i('m|\s+am)\s+(much\s+|far\s+|way\s+|a\s+lot\s+)?(more|less)\s+(productive|focused|efficient|comfortable|"
     rf"creative)\s+(with|when|in|at|after|before){E}",
+    # a shared thing of one's own place that only works one way ("a impressora do escritório só funciona pela rede
+    # Convidados", "the office printer only works on the guest wifi", "der Drucker im Büro geht nur über VPN")
+    rf"{B}(the\s+office|our|my|the\s+team's)\s+([\w-]+\s+){{0,2}}(printer|vpn|wifi|wi-fi|network|scanner|projector|"
+    rf"laptop|desktop|server|nas|router|badge|door|coffee\s+machine)\s+only\s+works\s+(on|with|via|through|from|over|"
+    rf"in|if|when){E}",
+    rf"{B}(a|o|os|as)\s+(impressora|vpn|rede|wi-?fi|scanner|projetor|servidor|roteador)\s+(do|da|de)\s+(escritório|"
+    rf"empresa|firma|casa|time|equipe)\s+(só|somente|apenas)\s+funciona(m)?\s+(pela|pelo|com|na|no|via|em|se|quando){E}",
+    rf"{B}(la|el|los|las)\s+(impresora|vpn|red|wi-?fi|escáner|proyector|servidor|router)\s+de\s+la\s+(oficina|empresa)\s+"
+    rf"(solo|sólo|únicamente)\s+funciona(n)?\s+(con|por|en|desde|vía|si|cuando){E}",
+    rf"{B}(l'imprimante|le\s+vpn|le\s+wifi|le\s+réseau|le\s+scanner|le\s+projecteur|le\s+serveur)\s+du\s+bureau\s+ne\s+"
+    rf"(marche|fonctionne)\s+que\s+(sur|avec|par|via|depuis|si|quand){E}",
+    rf"{B}(der|das|die)\s+(drucker|vpn|wlan|netzwerk|scanner|beamer|server)\s+im\s+büro\s+(geht|funktioniert|läuft)\s+"
+    rf"nur\s+(über|mit|im|per|von|wenn){E}",
+    r"(办公室|辦公室|公司)的?(打印机|印表機|VPN|WiFi|wifi|网络|網路|投影仪|服务器)只能(用|连|連|通过|通過|在)",
+    r"(会社|オフィス|事務所)の(プリンター|プリンタ|VPN|Wi-?Fi|ネットワーク|サーバー)は\S{1,20}でしか(使えません|使えない|"
+    r"動きません|つながりません)",
+    r"(사무실|회사)\s*(프린터|VPN|와이파이|네트워크|서버)(는|은)\s*.{1,20}(에서만|로만|으로만)\s*(돼요|됩니다|작동해요|작동합니다|"
+    r"연결돼요)",
 )
 # An event of one's own moved to or fixed on a date ("the launch moved to May 3", "Der Umzug ist auf den 1. September
 # verschoben", "产品发布会定在10月18号"): a decision with a calendar date, never a time of day alone ("moved to 3pm")
