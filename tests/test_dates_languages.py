@@ -41,6 +41,8 @@ LAST_YEAR = (date(2025, 1, 1), date(2025, 12, 31))
 THIS_YEAR = (date(2026, 1, 1), WED)
 MAY_8_2023 = (date(2023, 5, 8), date(2023, 5, 8))
 MAY_2023 = (date(2023, 5, 1), date(2023, 5, 31))
+PAST_3_DAYS = (date(2026, 6, 14), WED)  # the last few days up to today
+PAST_2_WEEKS = (date(2026, 6, 3), WED)
 ANY_MAY = [(date(y, 5, 1), date(y, 5, 31)) for y in (2025, 2026, 2027)]
 ANY_MARCH = [(date(y, 3, 1), date(y, 3, 31)) for y in (2025, 2026, 2027)]
 
@@ -387,3 +389,34 @@ def test_cli_says_nothing_from_a_time_without_logs_in_japanese_and_spanish(tmp_p
         result = CliRunner().invoke(app, [*args, "search", query])
         assert result.exit_code == 0, result.output
         assert f"nothing in memory from {yesterday}" in result.output, query
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("was haben wir in den letzten drei Tagen gemacht", PAST_3_DAYS),
+        ("was ist in den letzten Wochen passiert", PAST_2_WEEKS),
+        ("qué hicimos en los últimos días", PAST_3_DAYS),
+        ("¿qué pasó en las últimas dos semanas?", PAST_2_WEEKS),
+        ("o que fizemos nos últimos dias", PAST_3_DAYS),
+        ("qu'avons-nous fait ces derniers jours", PAST_3_DAYS),
+        ("les deux dernières semaines", PAST_2_WEEKS),
+        ("ここ数日何があった", PAST_3_DAYS),
+        ("過去3日間", PAST_3_DAYS),
+        ("最近三天发生了什么", PAST_3_DAYS),
+        ("这几天我们做了什么", PAST_3_DAYS),
+        ("지난 며칠 동안 뭐 했지", PAST_3_DAYS),
+        ("최근 2주", PAST_2_WEEKS),
+    ],
+)
+def test_the_last_days_up_to_today_in_each_language(query: str, expected: tuple[date, date]) -> None:
+    assert date_ranges(query, WED) == [expected]
+    assert names_only_a_time(expand_query_terms(query), query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["les derniers jours de mars", "los últimos días de marzo", "die letzten Änderungen", "os últimos commits"],
+)
+def test_the_last_days_of_a_month_or_the_last_things_are_no_stretch(query: str) -> None:
+    assert all(end < WED for _, end in date_ranges(query, WED)), date_ranges(query, WED)

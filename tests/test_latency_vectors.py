@@ -277,3 +277,24 @@ def test_the_pruned_pass_on_real_e5_vectors_gives_the_full_products_top_k(
         got, want = matrix.top(query, 5), full_top(matrix, query, 5)
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
         assert got[0].tolist() == brute_force(windows, owners, query, 5)
+
+
+def test_top_indexes_are_the_k_largest_whatever_the_order_and_ties() -> None:
+    """The sampled threshold only narrows what is ranked: the k indexes it gives hold the k largest scores, on
+    shuffled, sorted (the best ones between two sampled rows) and tied scores."""
+    rng = np.random.default_rng(5)
+    for n in (10, 500, 20_000, 50_000, 120_000):
+        for k in (k for k in (1, 13, 40) if k <= n):
+            for shape in ("random", "ascending", "descending", "ties", "one best block"):
+                scores = rng.standard_normal(n).astype(np.float32)
+                if shape == "ascending":
+                    scores.sort()
+                elif shape == "descending":
+                    scores[::-1].sort()
+                elif shape == "ties":
+                    scores = np.round(scores, 1)
+                elif shape == "one best block":
+                    scores[n // 3 : n // 3 + k] += 100.0  # all of the best between two sampled rows
+                got = vector_index.top_indexes(scores, k)
+                kth = np.sort(scores)[::-1][k - 1]
+                assert len(set(got.tolist())) == k and bool((scores[got] >= kth).all()), (n, k, shape)

@@ -289,8 +289,7 @@ class VectorMatrix:
         quantized, simsimd = self.quantized, _simsimd()
 
         def score(start: int, end: int, out: np.ndarray) -> None:
-            part = simsimd.cdist(q8, quantized[start:end], metric="dot", threads=1, out_dtype="float32")
-            out[:] = np.asarray(part).reshape(-1)
+            simsimd.cdist(q8, quantized[start:end], metric="dot", threads=1, out=out.reshape(1, -1))
 
         return scan(len(quantized), score, np.empty(len(quantized), dtype=np.float32), split)
 
@@ -393,7 +392,7 @@ class VectorMatrix:
         sims = self._int8_scan(q8[None, :], split=False)
         if self.starts is not None:
             sims = np.maximum.reduceat(sims, self.starts)
-        first = np.argpartition(-sims, k - 1)[:k]
+        first = top_indexes(sims, k)
         kth = float(self.candidate_scores(query, first).min())
         bound = int8_error_bound(q, q8, factor, self._norms)
         chunks = np.flatnonzero(sims >= (kth - bound) * factor)
@@ -423,6 +422,27 @@ class VectorMatrix:
         rowids = self.chunk_rowids[chunks[part]]
         order = np.lexsort((rowids, -scores[part]))
         return rowids[order], scores[part][order]
+
+
+# `top_indexes` reads a threshold from every n-th score (~TOP_SAMPLE of them) that about TOP_KEPT_PER_WANTED x k
+# scores clear, and ranks only those: ~13 us instead of ~50 us for an argpartition over 50k scores
+TOP_SAMPLE = 4096
+TOP_KEPT_PER_WANTED = 4
+
+
+def top_indexes(scores: np.ndarray, k: int) -> np.ndarray:
+    """The indexes of the k largest scores, in no order (ties broken either way); 0 < k <= len(scores)."""
+    n = len(scores)
+    step = n // TOP_SAMPLE
+    if step < 2 or n <= TOP_KEPT_PER_WANTED * k * 4:
+        return np.argpartition(-scores, k - 1)[:k]
+    sample = scores[::step]
+    rank = min(len(sample) - 1, -(-TOP_KEPT_PER_WANTED * k // step))  # about that many sampled scores above
+    threshold = np.partition(sample, len(sample) - 1 - rank)[len(sample) - 1 - rank]
+    kept = np.flatnonzero(scores >= threshold)
+    if len(kept) < k:  # (a sample can mislead: then every score is ranked)
+        return np.argpartition(-scores, k - 1)[:k]
+    return kept[np.argpartition(-scores[kept], k - 1)[:k]]
 
 
 def _body(rows: int) -> int:

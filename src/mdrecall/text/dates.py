@@ -255,6 +255,10 @@ def _quarter(year: int, quarter: int) -> DateRange:
     return date(year, 3 * quarter - 2, 1), _month_range(year, 3 * quarter)[1]
 
 
+# "the last days", "die letzten Wochen": a stretch said without a number
+STRETCH_WITHOUT_NUMBER = {"day": 3, "week": 2, "month": 3}
+
+
 def _stretch(today: date, n: int, unit: str) -> DateRange:
     """The last n days, weeks or months (a month counted as 30 days) up to today."""
     return today - timedelta(days=n * {"day": 1, "week": 7}.get(unit, 30)), today
@@ -408,6 +412,12 @@ def _read(code: str, kind: str, groups: dict[str, str], today: date) -> list[Dat
         if "n" in groups:
             n = language.number(groups["n"]) or n
         return [_ago(today, n, unit)]
+    if kind == "stretch":  # "in den letzten drei Tagen", "los últimos días", "最近三天", "지난 며칠"
+        word = " ".join(groups["unit"].split())
+        unit, n = language.counted.get(word) or (language.units[word], STRETCH_WITHOUT_NUMBER[language.units[word]])
+        if "n" in groups:
+            n = language.number(groups["n"]) or n
+        return [_stretch(today, n, unit)]
     if kind == "weekend":
         return [_weekend(today)]
     if kind in ("weekday", "weekday_last_week"):

@@ -6,7 +6,8 @@ of time it names. `dates.py` turns a kind into day ranges against `today` with t
 
 - fixed kinds: yesterday, day_before_yesterday, today, last_week, earlier_this_week, this_week, last_month,
   this_month, last_year, this_year
-- ago (`<n> <unit>`, or a `<counted>` word such as Korean 이틀 "two days"), weekend (the latest one),
+- ago (`<n> <unit>`, or a `<counted>` word such as Korean 이틀 "two days"), stretch (the last `<n> <unit>` up
+  to today, as "the past 3 days"; without a number 3 days, 2 weeks or 3 months), weekend (the latest one),
   weekday (its latest past day, as "last Friday"), weekday_last_week (that day of the week before this one,
   as 先週の金曜日), last_month_name (the latest past such month before this one, as "last March"),
   month_last_year / month_this_year (去年の3月), season (the latest one begun: "in the spring"),
@@ -47,6 +48,7 @@ FIXED_KINDS = frozenset(
 )
 RELATIVE_KINDS = FIXED_KINDS | {
     "ago",
+    "stretch",
     "weekend",
     "weekday",
     "weekday_last_week",
@@ -310,6 +312,7 @@ GERMAN = Language(
         (r"(?:letztes|letzten|vergangenes|vergangenen|voriges|vorigen)\s+jahr(?:es)?|vorjahr", "last_year"),
         (r"(?:dieses|diesem)\s+jahr(?:es)?|heuer", "this_year"),
         (r"vor\s+<n>\s+<unit>", "ago"),
+        (r"(?:in\s+den|die)\s+(?:letzten|vergangenen)\s+(?:<n>\s+)?<unit>(?!\s+(?:im|des|vor)\b)", "stretch"),
         (
             r"(?:am|ubers|uber\s+das|letztes|letzten|vergangenes|vergangenen|dieses|diesem|am\s+letzten"
             r"|am\s+vergangenen)\s+wochenende",
@@ -403,6 +406,7 @@ SPANISH = Language(
         (r"(?:el\s+)?ano\s+pasado|el\s+ano\s+anterior|el\s+pasado\s+ano", "last_year"),
         (r"este\s+ano", "this_year"),
         (r"hace\s+<n>\s+<unit>", "ago"),
+        (r"(?:en\s+)?(?:los|las)\s+(?:ultimos|ultimas)\s+(?:<n>\s+)?<unit>(?!\s+(?:de|del)\b)", "stretch"),
         (
             r"(?:el|este|del|durante\s+el|en\s+el)\s+(?:fin\s+de\s+semana|finde)(?:\s+pasado)?"
             r"|el\s+pasado\s+fin\s+de\s+semana",
@@ -490,6 +494,7 @@ PORTUGUESE = Language(
         (r"(?:o\s+|no\s+)?ano\s+passado|(?:no|o)\s+ultimo\s+ano", "last_year"),
         (r"(?:este|neste|esse|nesse)\s+ano", "this_year"),
         (r"(?:ha|faz)\s+<n>\s+<unit>(?:\s+atras)?|<n>\s+<unit>\s+atras", "ago"),
+        (r"(?:nos|nas|os|as)\s+(?:ultimos|ultimas)\s+(?:<n>\s+)?<unit>(?!\s+(?:de|do|da)\b)", "stretch"),
         (
             r"(?:no|neste|nesse|este|esse|o|durante\s+o)\s+(?:fim|final)\s+de\s+semana(?:\s+passado)?"
             r"|(?:no\s+)?(?:ultimo|passado)\s+(?:fim|final)\s+de\s+semana",
@@ -575,6 +580,7 @@ FRENCH = Language(
         (rf"l{_APOS}\s*(?:annee\s+(?:derniere|passee)|an\s+dernier)", "last_year"),
         (r"cette\s+annee", "this_year"),
         (r"il\s+y\s+a\s+<n>\s+<unit>", "ago"),
+        (r"(?:ces|les|au\s+cours\s+des)\s+(?:<n>\s+)?(?:derniers|dernieres)\s+<unit>(?!\s+(?:de|du|d)\b)", "stretch"),
         (
             r"(?:ce|le|du|pendant\s+le|au\s+cours\s+du)\s+week[-\s]?end(?:\s+dernier)?"
             r"|le\s+week[-\s]?end\s+(?:dernier|passe)",
@@ -639,6 +645,7 @@ JAPANESE = Language(
         (r"去年|昨年", "last_year"),
         (r"今年|本年", "this_year"),
         (r"<n>\s*<unit>\s*前", "ago"),
+        (r"(?:ここ|この|過去|最近)<n>\s*<unit>(?:間)?(?!\s*前)", "stretch"),
         (r"先週末|この週末|今週末|週末", "weekend"),
         (r"先週の?<weekday>", "weekday_last_week"),
         (r"(?:この前の|前の)<weekday>|(?<!毎週)(?<!毎週の)(?<!第[一二三四1-4])<weekday>(?=に)", "weekday"),
@@ -697,6 +704,7 @@ CHINESE = Language(
         (r"去年|上一年", "last_year"),
         (r"今年|本年", "this_year"),
         (r"<n>\s*<unit>\s*(?:之前|以前|前)", "ago"),
+        (r"(?:最近|过去)<n>\s*<unit>(?!\s*(?:之前|以前|前))|这几\s*<unit>", "stretch"),
         (r"上个?周末|这个?周末|(?<![上这个])周末", "weekend"),
         (rf"上个?<weekday>{_ZH_NOT_A_DAY}", "weekday_last_week"),
         (rf"(?<![每这下上个])<weekday>{_ZH_NOT_A_DAY}", "weekday"),
@@ -750,6 +758,8 @@ KOREAN = Language(
         (r"(?<![가-힣])(?P<n>\d{1,3})\s*<unit>\s*전", "ago"),
         (r"(?<![가-힣])(?P<n>한|두|세|네|몇)\s*(?P<unit>주일|주|달|개월)\s*전", "ago"),
         (r"(?<![가-힣])<counted>\s*전", "ago"),
+        (r"(?<![가-힣])(?:최근|지난)\s*(?P<n>\d{1,3})\s*<unit>(?!\s*전)", "stretch"),
+        (r"(?<![가-힣])(?:최근|지난)\s*<counted>(?!\s*전)", "stretch"),
         (r"(?<![가-힣])(?:(?:지난|저번|이번)\s*)?주말", "weekend"),
         (r"(?<![가-힣])(?:지난|저번)\s*주\s*<weekday>", "weekday_last_week"),
         (r"(?<![가-힣])(?:지난|저번)\s*<weekday>|(?<![가-힣])(?<!매주 )<weekday>(?=에|날)", "weekday"),
