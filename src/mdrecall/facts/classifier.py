@@ -16,8 +16,9 @@ year"), someone's own setup ("I work on Fedora with Emacs", "Our Postgres is stu
 or people named without anyone's own world ("Linus Torvalds leads ..."). A statement
 is captured
 when the rules take it or the classifier's probability reaches the threshold (the classifier alone never
-on a temporary state, a verdict on the work at hand, a counted request or public knowledge:
-`rules.passing`); the rules' rejects
+on a temporary state, a verdict on the work at hand, a counted request, a one-off scope, a question about
+what is remembered, someone's one-off act in the past, general knowledge about a health condition, an event
+moved to tomorrow or public knowledge: `rules.passing`); the rules' rejects
 (questions, secrets, markup, injected memories, hypotheticals) apply to both. Models without a shipped
 file (MiniLM, WordLlama, remote providers) keep the rules alone.
 """

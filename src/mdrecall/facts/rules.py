@@ -3,7 +3,8 @@
 The rules look for the five things people want an assistant to remember — a preference, a decision, a
 fact about a person, a contact, or an explicit "remember …" — in English, Portuguese, Spanish, French,
 German, Chinese, Japanese and Korean, and standing statements that carry no cue word (STANDING_KINDS: who
-does what, a team's procedure, a standing order, a plan for one's own product, one's own setup). They are
+does what or approves what, a team's procedure, a standing order, a plan for one's own product, one's own setup,
+one's own health; and an event moved to a calendar date, DATED_CHANGE). They are
 deliberately conservative (precision over recall): users
 of OpenClaw's extension complained about captured chatter far more than about missed facts. Measured on
 `bench/quality/capture_set.jsonl` by `bench/quality/capture_eval.py` (see docs/facts.md).
@@ -11,10 +12,11 @@ of OpenClaw's extension complained about captured chatter far more than about mi
 Beside the rules, `extract_rules` takes an optional scorer: the capture classifier on the embedding model's
 sentence vectors (`classifier.py`), which catches what the rules cannot see without understanding.
 
-Never captured: assistant text, questions, injected `<relevant-memories>` blocks, a statement carrying a
-credential, PIN, card, identity number or seed phrase (dropped, not stored redacted), text the user quotes
-from someone else (pasted emails, `>` quotes, "translate this review: …"), tool/markup output, very short or
-very long messages.
+Never captured: assistant text, questions (a question about what is remembered too: "do you remember ...?"),
+orders scoped to the question at hand ("for this question, ..."), injected `<relevant-memories>` blocks, a
+statement carrying a credential, PIN, card, identity number or seed phrase (dropped, not stored redacted), text
+the user quotes from someone else (pasted emails, `>` quotes, "translate this review: …"), tool/markup output,
+very short or very long messages.
 """
 
 from __future__ import annotations
@@ -158,6 +160,15 @@ PREFERENCE = _rx(
     r"(좋아해|좋아합니다|좋아하는|싫어해|싫어합니다|선호합니다|선호해|선호하는)",
     r"(가|이)\s*(더\s*)?(좋아요|편해요)|싫어요|더\s*좋아",
     r"(항상|절대)\s*\S{0,10}(사용|써|쓰세요|해\s*줘)",
+    # what someone does not eat or drink, in every language ("我不喝咖啡", "no bebo alcohol", "술 안 마셔요")
+    r"^(yo\s+)?no\s+(como|bebo|tomo)\s+(carne|pescado|cerdo|gluten|lácteos|alcohol|café|azúcar|marisco)",
+    rf"{B}je\s+ne\s+(mange|bois)\s+(pas|jamais|plus)\s+(de\s+|d'|du\s+)?(viande|poisson|porc|gluten|alcool|café|"
+    rf"sucre|lait|fruits\s+de\s+mer|produits\s+laitiers){E}",
+    rf"{B}ich\s+(esse|trinke)\s+(kein(en)?|keine|nie|niemals)\s+\w+",
+    r"^我(从来|從來|从不|從不|平时|平時)?(不|不太|从不|從不)(喝|吃|抽烟|抽煙)(?!了)(?!.*(吗|嗎|[?？]))\S",
+    r"^(?!それ|これ|あれ)\S{1,12}(を|は)(飲みません|食べません|飲まないです|食べないです|飲まない|食べない)[。.!]?$",
+    r"^(저는\s*|나는\s*|나\s+)?(술|커피|고기|돼지고기|소고기|해산물|우유|유제품|밀가루|매운\s*(거|음식)|생선|회|맥주|"
+    r"와인|탄산|설탕|카페인|날것)(은|는|을|를)?\s*(안|못)\s*(마셔|먹어|마십니다|먹습니다|마셔요|먹어요)",
 )
 
 DECISION = _rx(
@@ -305,7 +316,7 @@ DEIXIS = _rx(
     rf"{B}(hoje|aqui|hoy|aquí|ici|aujourd'hui|heute|hier|gerade){E}",
     rf"(?<!partir\sde\s){B}maintenant{E}",
     rf"(?<!ab\s){B}jetzt{E}",
-    rf"{B}(ce|cette|cet|ces)\s+(?!{_PERIOD}{E})\w+",
+    rf"(?<!que\s){B}(ce|cette|cet|ces)\s+(?!{_PERIOD}{E})\w+",  # not "quoi que ce soit"
     rf"{B}(diese[nmrs]?)\s+(?!{_PERIOD}{E})\w+",
     r"(这个|这段|这里|这篇|这行|这条|这次|现在|今天|這個|這段|這裡|這篇|現在)",
     r"(この|ここ|今日|今すぐ)",
@@ -367,6 +378,8 @@ HEDGE = _rx(
     rf"{B}(acho\s+que|creio\s+que|talvez|creo\s+que|quizás|quizá|je\s+(crois|pense)|peut-être|"
     rf"ich\s+(glaube|denke|vermute)|vielleicht|wahrscheinlich){E}",
     r"(我觉得|我覺得|我认为|我認為|可能|也许|也許|と思います|と思う|かもしれ|것\s*같아|것\s*같아요|것\s*같습니다)",
+    # a guess added at the end: "..., creo", "..., je crois", "..., glaube ich"
+    r",\s*(i\s+think|creo|acho|je\s+crois|je\s+pense|ich\s+glaube|glaube\s+ich|denke\s+ich)\s*[.!]?\s*$",
 )
 # General knowledge: who made a public product, when it came out, what the world is like ("Rust was first released
 # in 2015", "O Git foi criado pelo Linus Torvalds", "Goには1.18でジェネリクスが入りました") (a classifier feature).
@@ -392,6 +405,15 @@ KNOWLEDGE = _rx(
 ONCE = _rx(
     rf"{B}(just|only)\s+(for\s+)?(this|that)\s+(once|one|time|answer|reply|response|message|question|pr|commit){E}",
     rf"{B}(just|only)\s+(this|that)\s+once{E}|{B}for\s+(this|that)\s+(one\s+)?(answer|reply|response|pr){E}",
+    # scoped to the question or task at hand: "for this question, always check utils.py first"
+    rf"{B}(for|in|during)\s+(this|the\s+current)\s+(question|task|request|conversation|chat|session|exercise|ticket){E}",
+    rf"{B}(para|en|nesta|neste|por)\s+(esta|este|essa|esse)\s+(pregunta|pergunta|tarea|tarefa|conversación|conversa|"
+    rf"sesión|sessão|petición|pedido){E}|{B}(só|solo|sólo)\s+(nesta|en\s+esta|para\s+esta)\s+(pergunta|pregunta|"
+    rf"conversa|conversación){E}",
+    rf"{B}(pour|dans)\s+(cette|ce)\s+(question|tâche|conversation|session|demande){E}|{B}(für|in|bei)\s+diese[rnms]?\s+"
+    rf"(frage|aufgabe|unterhaltung|sitzung|anfrage|konversation){E}",
+    r"(这个问题|這個問題|这道题|這道題|这次对话|這次對話|本次对话|本次對話|この質問|今回の質問|この会話|この(タスク|依頼)|"
+    r"이\s*질문|이번\s*질문|이번\s*대화|이\s*대화)",
     rf"{B}(in|for)\s+this\s+(pr|pull\s+request|mr|merge\s+request|commit|branch){E}",
     rf"{B}(don't|do\s+not)\s+forget\s+to{E}",
     rf"{B}(só|solo|sólo|apenas)\s+(nesta|neste|desta|para\s+esta|para\s+este|por\s+esta|esta|este)\s*(vez|resposta|"
@@ -555,6 +577,17 @@ QUESTION_START = _rx(
     r"^(was|welche|welcher|wer|wann|wo|warum|wie|kannst\s+du|könntest\s+du|hast\s+du|ist|sind)\s",
 )
 QUESTION_END = re.compile(r"[?？]\s*$|(吗|嗎|呢)[。]?\s*$|(ですか|ますか|か[。]?)\s*$|(나요|까요|습니까|어요\?|니)\s*$")
+# A question about what the assistant remembers ("do you remember my dog's name?", "你还记得...吗", "覚えてる？",
+# "기억나?"): "remember" in it asks, it does not tell.
+RECALL_QUESTION = _rx(
+    rf"{B}(do|did|can|could|don't)\s+you\s+(still\s+|even\s+)?(remember|recall|know){E}|^(remember|recall)\s+(what|when|"
+    rf"where|who|which|how|if|whether){E}|{B}what\s+do\s+you\s+(remember|know)\s+about{E}",
+    rf"{B}(te\s+acuerdas|(te\s+)?recuerdas|(você\s+)?(se\s+)?lembra(s)?|tu\s+te\s+souviens|te\s+souviens-tu|"
+    rf"tu\s+te\s+rappelles|te\s+rappelles-tu|vous\s+vous\s+souvenez|erinnerst\s+du\s+dich|weißt\s+du\s+noch|"
+    rf"kennst\s+du\s+noch){E}",
+    r"(你|您)?(还|還)?(记得|記得|记住了|記住了)\S*(吗|嗎|没有|沒有|么|麼|[?？])",
+    r"(覚えて(る|いる|ます|いますか)|覚えてる)(\S{0,6})?(か|[?？])|기억(나|나요|나니|해|하니|하나요|하세요|하고\s*있어)\s*\S{0,4}[?？]",
+)
 HYPOTHETICAL = _rx(
     r"^(if|suppose|imagine|what\s+if|hypothetically|se|si|wenn|falls|假如|如果|もし|만약)\s",
     rf"{B}(a\s+user|the\s+user|users|someone|people)\s+(said|says|prefers|wrote|might){E}",
@@ -684,6 +717,30 @@ ROLE_STATEMENT = _rx(
     r"(を担当しています|の担当です|が担当です|の責任者です)",
     r"(님이|님은|씨가|씨는)\s*.{0,25}(메인테이너|담당자|리드|책임자|매니저|디자이너|팀장)",
     r"(을|를)\s*(담당하고\s*있|담당합니다|담당해요|맡고\s*있)",
+    # who approves, signs off or decides, said casually: "quem aprova reembolso acima de 500 reais é a Sônia",
+    # "whoever signs off on refunds is Dana", "c'est Mathieu qui valide les congés", "合同审批要先过法务的陈律师",
+    # "経費の承認は全部田中さん経由です", "휴가 승인은 김 팀장님이 해요"
+    rf"^(whoever|the\s+(person|one|guy|woman|man)\s+who)\s+(approves|signs\s+off\s+on|signs|decides\s+on|"
+    rf"reviews|handles|owns|validates)\s+(?!(this|that|it|these|those){E}).{{1,60}}\s+is\s+{_NAME}",
+    rf"^quem\s+(aprova|assina|decide|valida|revisa|autoriza|cuida\s+d[eoa]s?|responde\s+por)\s+"
+    rf"(?!(isso|isto|esse|essa|este|esta){E}).{{1,60}}\s+é\s+(o\s+|a\s+)?{_NAME}",
+    rf"^quien\s+(aprueba|firma|decide|valida|revisa|autoriza|lleva|se\s+encarga\s+de)\s+"
+    rf"(?!(esto|eso|este|esta|ese|esa){E}).{{1,60}}\s+es\s+(el\s+|la\s+)?{_NAME}",
+    rf"^c'est\s+{_NAME}\s+qui\s+(valide|approuve|signe|décide|autorise|gère|s'occupe)\s+(?!(ça|cela|ceci){E})",
+    rf"^(celui|celle)\s+qui\s+(valide|approuve|signe|décide|autorise)\s+.{{1,60}},?\s+c'est\s+{_NAME}",
+    rf"^wer\s+.{{1,60}}\s+(genehmigt|freigibt|abzeichnet|entscheidet|unterschreibt),?\s+ist\s+{_NAME}",
+    rf"{B}(approvals?|sign-?offs?|refunds|expenses|expense\s+reports|contracts|invoices|purchases|vacation\s+requests|"
+    rf"time\s+off|hires|hiring)(\s+[\w-]+){{0,6}}\s+(go|goes|run|runs|have\s+to\s+go|must\s+go|need\s+to\s+go)\s+"
+    rf"through\s+{_NAME}",
+    rf"{B}(aprovaç(ão|ões)|reembolsos?|contratos?|despesas|compras|férias|notas?\s+fiscais)(\s+[\w-]+){{0,6}}\s+"
+    rf"(passa|passam|tem\s+que\s+passar|têm\s+que\s+passar|precisa(m)?\s+passar)\s+pel[oa]\s+{_NAME}",
+    rf"{B}(aprobaciones|reembolsos?|contratos?|gastos|compras|vacaciones|facturas)(\s+[\w-]+){{0,6}}\s+"
+    rf"(pasa|pasan|tienen\s+que\s+pasar|tiene\s+que\s+pasar)\s+por\s+{_NAME}",
+    r"(审批|審批|报销|報銷|签字|簽字|合同)\S{0,6}(要|都要|必须|必須|得)?(先)?(过|過|经过|經過|找|由)\S{0,8}的?"
+    r"(?-i:[\u4e00-\u9fff]{1,3})(律师|律師|经理|經理|总|總|老师|老師|主管|负责人|負責人)",
+    r"(承認|決裁|稟議|精算)は\S{0,6}\S{1,8}さん(経由|が(担当|行|し|やり)|に(回|出)|の(承認|決裁))",
+    r"^\S{1,8}さんは\S{0,12}(部長|課長|社長|室長|マネージャー|リーダー|責任者|担当)(で|です)",
+    r"(승인|결재|정산)(은|는)\s*\S{1,10}\s*(님|씨|팀장님|팀장|부장님)(이|가)?\s*(해요|합니다|담당|맡아|거쳐)",
     # a fact about someone else the way PERSON takes one about the user: "Lena is allergic to shellfish"
     rf"^{_NAME}\s+(is|'s)\s+(allergic|vegetarian|vegan|lactose[\s-]intolerant|diabetic|colou?r-?blind|left-handed){E}",
 )
@@ -732,6 +789,23 @@ STYLE_ORDER = _rx(
     rf"^(nunca|jamás)\s+(uses|escribas|pongas|hagas|respondas|añadas|dejes|subas|mezcles|incluyas|ejecutes|cambies|"
     rf"borres|hagas\s+push|hagas\s+commit){E}|^(ne\s+|n')(utilise|ajoute|mets|fais|écris|pousse|réponds|commite|supprime|modifie|touche|"
     rf"désactive|expose|stocke)\s+jamais{E}",
+    # a negative standing order with its own verb ("nunca sugira push direto na main", "never suggest force-push",
+    # "ne propose jamais de ...", "schlag nie ... vor", "永远不要建议...", "絶対に ... 提案しないで",
+    # "절대 ... 추천하지 마")
+    rf"^(nunca|jamais)\s+(me\s+)?(sugira|sugere|recomende|recomenda|proponha|use|usa|faça|faz|coloque|escreva|mande|rode|"
+    rf"suba|mexa|apague|commite|responda|invente|mencione|dê|deixe|empurre|force){E}(?!\s+(isso|isto|aquilo|ele|ela){E})",
+    rf"^n[ãa]o\s+(me\s+)?(sugira|recomende|proponha|use|faça|coloque|escreva|mande|rode|suba|mexa|apague|commite|"
+    rf"invente)(\s+.{{1,60}})?\s+nunca{E}",
+    rf"^(nunca|jamás)\s+(me\s+)?(sugieras|recomiendes|propongas|menciones|toques|borres|inventes|fuerces)\s"
+    rf"(?!(eso|esto|aquello|lo\s+mismo){E})",
+    rf"^(ne\s+|n')(me\s+)?(suggère|propose|recommande|conseille|mentionne|invente|force)\s+jamais{E}"
+    rf"(?!\s+(ça|cela|ceci|ce\s+truc){E})",
+    rf"^(schlag|schlage)\s+(mir\s+)?(nie|niemals|nie\s+wieder)\s+(?!(das|dies|so\s+was|sowas){E}).{{1,60}}\s+vor{E}",
+    rf"^never\s+(suggest|recommend|propose|push|force-push|commit|mention|invent|promise|assume){E}"
+    rf"(?!\s+(that|this|it|those|these){E})",
+    r"^(永远|永遠|绝对|絕對|千万|千萬|从来|從來)?(不要|别|別)(再)?(建议|建議|推荐|推薦|提议|提議)\S{1,30}",
+    r"^(絶対に?|決して)\S{0,30}(提案|推奨|おすすめ|使用|使わ|書か|プッシュ)(しないで|ないで|しないこと)",
+    r"^절대\s*.{0,30}(추천하지|제안하지|권하지|쓰지|사용하지|푸시하지)\s*(마|마세요|말아\s*주세요)",
     # a short rule for what the assistant writes: "Kurze Antworten, bitte", "Explications courtes, merci"
     rf"{_OPENING}((short|shorter|brief|concise|terse|kurze|kürzere|knappe|courtes|brèves|concises|cortas|breves|"
     rf"concisas|curtas|objetivas)\s+{_STYLE_PLURAL}|{_STYLE_PLURAL}\s+(courtes|brèves|concises|cortas|breves|"
@@ -771,6 +845,10 @@ _COMMAND = (
     rf"(`[^`]+`|{B}(make|npm|yarn|pnpm|cargo|kubectl|docker|git|python|uv|pip|go|helm|terraform|ansible|just)\s+"
     rf"[\w:./-]+|\./[\w./-]+|{B}(bin|scripts)/[\w./-]+)"
 )
+_PROCESS_EN = (
+    r"(deploys?|deployments?|releases?|builds?|rollbacks?|roll-backs?|backups?|tests|test\s+suite|e2e\s+tests|"
+    r"migrations?|lint|linting|setup|bootstrap|seed|release\s+process|deploy\s+process|hotfix\s+process)"
+)
 PROCEDURE = _rx(
     rf"{B}(we|the\s+team)\s+(always\s+)?(roll\s+back|deploy|release|restart|rotate|reset|migrate|restore|redeploy|"
     rf"revert|bump|publish|tag|back\s+up|seed)\b.{{0,40}}\s(with|by\s+running|via|using|through){E}.{{0,4}}{_COMMAND}",
@@ -779,6 +857,33 @@ PROCEDURE = _rx(
     r"^(every|each|all|any)?\s*(prs?|pull\s+requests|merge\s+requests|deploys?|releases?|migrations|hotfixes)\s+"
     r"(need|needs|require|requires|must\s+have|must\s+get|must\s+pass)\s",
     r"(승인|리뷰|테스트)\S{0,3}\s*\S{0,6}(받아야|해야|되어야|돼야|통과해야)\s*(머지|배포|merge|deploy)",
+    # one's own process is a command, said casually: "our staging deploy is `make deploy-stg ENV=eu`", "chez nous
+    # les tests d'intégration se lancent avec `make itest`", "うちの本番デプロイは `./deploy.sh prod` で実行します"
+    rf"{B}(our|my|the\s+team's)\s+([\w-]+\s+){{0,2}}{_PROCESS_EN}\s+(is|are|=|:|is\s+just|runs?\s+(with|via|through)|"
+    rf"goes\s+(through|via)|is\s+done\s+(with|via|by)|happens\s+(with|via)|works\s+with)\s+(running\s+)?{_COMMAND}",
+    rf"^(chez\s+nous|dans\s+l'équipe|dans\s+notre\s+équipe|nos|notre)\s*,?\s+.{{0,40}}(se\s+lancent|se\s+lance|"
+    rf"se\s+fait|se\s+font|passe|passent|tourne|tournent)\s+(avec|via|par)\s+{_COMMAND}",
+    rf"^(on|nous)\s+(déploie|déployons|lance|lançons|livre|livrons|migre|migrons|teste|testons|build(e|ons))\s+"
+    rf".{{0,30}}(avec|via|par)\s+{_COMMAND}",
+    rf"^(nuestr[oa]s?|en\s+el\s+equipo|en\s+la\s+empresa|aquí\s+en\s+la\s+empresa)\s+.{{0,40}}(se\s+hace|se\s+hacen|"
+    rf"se\s+lanza|se\s+lanzan|se\s+corre|se\s+corren|se\s+ejecuta|se\s+ejecutan|es|son|va|van)\s+(con\s+|por\s+|"
+    rf"vía\s+)?{_COMMAND}",
+    rf"^(desplegamos|lanzamos|corremos|ejecutamos|publicamos|migramos)\s+.{{0,30}}(con|vía|usando)\s+{_COMMAND}",
+    rf"^(n?[oa]\s+)?(noss[oa]s?|aqui\s+na\s+empresa|no\s+time|na\s+equipe|lá\s+na\s+empresa)\s+.{{0,40}}"
+    rf"(é\s+feit[oa]|são\s+feit[oa]s|se\s+faz|roda|rodam|é|são|vai)\s+(com\s+|pelo\s+|via\s+)?{_COMMAND}",
+    rf"^(a\s+gente\s+)?(fazemos|rodamos|subimos|publicamos|migramos|faz|roda|sobe)\s+.{{0,30}}(com|via|usando|pelo)\s+"
+    rf"{_COMMAND}",
+    rf"^(bei\s+uns|im\s+team|unser|unsere|unseren)\s+.{{0,40}}(läuft|laufen|geht|gehen|wird|werden|machen\s+wir|"
+    rf"starten\s+wir)\s+(über|mit|per|via)\s+{_COMMAND}",
+    rf"^wir\s+(deployen|releasen|starten|migrieren|testen|bauen)\s+.{{0,30}}(mit|über|per|via)\s+{_COMMAND}",
+    rf"^bei\s+uns\s+(läuft|laufen|geht|gehen|machen\s+wir|starten\s+wir)\s+.{{1,40}}\s+(über|mit|per|via)\s+{_COMMAND}",
+    rf"^(我们|我們|团队|團隊|公司)(的)?\S{{0,10}}(部署|发布|發布|发版|發版|上线|上線|测试|測試|回滚|回滾|备份|備份|构建|構建)"
+    rf"\S{{0,4}}(都)?(用|是|靠|跑|执行|執行)\s*{_COMMAND}",
+    rf"^(うちの|弊社の|チームの|私たちの)?\S{{0,12}}(デプロイ|リリース|ビルド|テスト|ロールバック|バックアップ|"
+    rf"マイグレーション)は\s*{_COMMAND}\s*(で|を)\s*(実行します|実行しています|行います|やります|やっています|"
+    rf"回します|叩きます|します)",
+    rf"^(우리|저희)\s*\S{{0,12}}\s*(배포|릴리스|빌드|테스트|롤백|백업|마이그레이션)(는|은)\s*{_COMMAND}\s*"
+    rf"(로|으로|를|을)\s*(해요|합니다|하고\s*있|돌려요|돌립니다|실행해요|실행합니다)",
 )
 # A plan for one's own product ("On abandonne le support de Python 3.8 en mars", "3월에 Jenkins를 GitHub Actions로
 # 바꿉니다", "Android minSdk goes up to 26 starting with the 5.0 release").
@@ -827,6 +932,107 @@ SETUP_FACT = _rx(
     rf"{B}auf\s+(meinem|unserem)\s+[\w-]+\s+läuft\s+(?-i:[A-Z])",
     rf"{B}i('m|\s+am)\s+(much\s+|far\s+|way\s+|a\s+lot\s+)?(more|less)\s+(productive|focused|efficient|comfortable|"
     rf"creative)\s+(with|when|in|at|after|before){E}",
+    # a shared thing of one's own place that only works one way ("a impressora do escritório só funciona pela rede
+    # Convidados", "the office printer only works on the guest wifi", "der Drucker im Büro geht nur über VPN")
+    rf"{B}(the\s+office|our|my|the\s+team's)\s+([\w-]+\s+){{0,2}}(printer|vpn|wifi|wi-fi|network|scanner|projector|"
+    rf"laptop|desktop|server|nas|router|badge|door|coffee\s+machine)\s+only\s+works\s+(on|with|via|through|from|over|"
+    rf"in|if|when){E}",
+    rf"{B}(a|o|os|as)\s+(impressora|vpn|rede|wi-?fi|scanner|projetor|servidor|roteador)\s+(do|da|de)\s+(escritório|"
+    rf"empresa|firma|casa|time|equipe)\s+(só|somente|apenas)\s+funciona(m)?\s+(pela|pelo|com|na|no|via|em|se|quando){E}",
+    rf"{B}(la|el|los|las)\s+(impresora|vpn|red|wi-?fi|escáner|proyector|servidor|router)\s+de\s+la\s+(oficina|empresa)\s+"
+    rf"(solo|sólo|únicamente)\s+funciona(n)?\s+(con|por|en|desde|vía|si|cuando){E}",
+    rf"{B}(l'imprimante|le\s+vpn|le\s+wifi|le\s+réseau|le\s+scanner|le\s+projecteur|le\s+serveur)\s+du\s+bureau\s+ne\s+"
+    rf"(marche|fonctionne)\s+que\s+(sur|avec|par|via|depuis|si|quand){E}",
+    rf"{B}(der|das|die)\s+(drucker|vpn|wlan|netzwerk|scanner|beamer|server)\s+im\s+büro\s+(geht|funktioniert|läuft)\s+"
+    rf"nur\s+(über|mit|im|per|von|wenn){E}",
+    r"(办公室|辦公室|公司)的?(打印机|印表機|VPN|WiFi|wifi|网络|網路|投影仪|服务器)只能(用|连|連|通过|通過|在)",
+    r"(会社|オフィス|事務所)の(プリンター|プリンタ|VPN|Wi-?Fi|ネットワーク|サーバー)は\S{1,20}でしか(使えません|使えない|"
+    r"動きません|つながりません)",
+    r"(사무실|회사)\s*(프린터|VPN|와이파이|네트워크|서버)(는|은)\s*.{1,20}(에서만|로만|으로만)\s*(돼요|됩니다|작동해요|작동합니다|"
+    r"연결돼요)",
+)
+# An event of one's own moved to or fixed on a date ("the launch moved to May 3", "Der Umzug ist auf den 1. September
+# verschoben", "产品发布会定在10月18号"): a decision with a calendar date, never a time of day alone ("moved to 3pm")
+# or a day relative to now ("tomorrow").
+_EN_MONTH = (
+    r"(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(t(ember)?)?|oct(ober)?|nov(ember)?|"
+    r"dec(ember)?)"
+)
+_DAY_MONTH = (
+    rf"({_EN_MONTH}\.?\s+\d{{1,2}}(st|nd|rd|th)?|\d{{1,2}}(st|nd|rd|th)?\s+(of\s+)?{_EN_MONTH}|"
+    rf"\d{{1,2}}\.?\s*(de\s+)?{_MONTH}|\d{{1,2}}/\d{{1,2}}(/\d{{2,4}})?|\d{{4}}-\d{{2}}-\d{{2}})"
+)
+_EVENT = (
+    r"(launch|release|go-?live|deadline|cutover|cut-?over|offsite|kick-?off|demo|migration|freeze|code\s+freeze|move|"
+    r"office\s+move|wedding|conference|all-?hands|workshop|review|audit|rollout|roll-?out|ship\s+date|launch\s+date|"
+    r"release\s+date|lançamento|entrega|prazo|mudança|evento|casamento|lanzamiento|plazo|mudanza|boda|evento|"
+    r"lancement|livraison|déménagement|sortie|mise\s+en\s+prod(uction)?|échéance|mariage|salon|umzug|release|"
+    r"launch|start|abgabe|termin|deadline|hochzeit|messe|veröffentlichung|go-live)"
+)
+DATED_CHANGE = _rx(
+    rf"{B}(the|our|my)\s+([\w-]+\s+){{0,2}}{_EVENT}\s+(date\s+)?(has\s+been\s+|was\s+|got\s+|is\s+(now\s+)?)?"
+    rf"(moved|pushed(\s+back)?|postponed|rescheduled|delayed|brought\s+forward|set|fixed|scheduled|locked\s+in|"
+    rf"confirmed)\s+(to|for|on)\s+(the\s+)?{_DAY_MONTH}{E}",
+    rf"{B}(o|a|os|as)\s+([\w-]+\s+){{0,2}}{_EVENT}(\s+[\w-]+){{0,3}}\s+(foi\s+|ficou\s+|está\s+)?(adiad[oa]|"
+    rf"remarcad[oa]|transferid[oa]|marcad[oa]|fixad[oa]|movid[oa]|antecipad[oa]|confirmad[oa]|passou)\s+"
+    rf"(para|pro|pra)\s+(o\s+dia\s+|dia\s+)?{_DAY_MONTH}{E}",
+    rf"{B}(el|la|los|las)\s+([\w-]+\s+){{0,2}}{_EVENT}(\s+[\w-]+){{0,3}}\s+(se\s+)?(movió|pasó|aplazó|pospuso|"
+    rf"retrasó|adelantó|fijó|cambió|quedó\s+(fijad[oa]\s+)?(para|en)|(fue|ha\s+sido|está)\s+(aplazad[oa]|"
+    rf"pospuest[oa]|movid[oa]|fijad[oa]|confirmad[oa]))\s+(al|a|para\s+el|el|en)?\s*(día\s+)?{_DAY_MONTH}{E}",
+    rf"{B}(le|la|l')\s*([\w-]+\s+){{0,2}}{_EVENT}(\s+[\w-]+){{0,3}}\s+(est|a\s+été)\s+(désormais\s+)?"
+    rf"(décalée?|reportée?|avancée?|fixée?|prévue?|déplacée?|repoussée?|confirmée?)\s+(au|à|pour\s+le|le)\s+"
+    rf"{_DAY_MONTH}{E}",
+    rf"{B}(der|die|das|unser|unsere)\s+([\w-]+\s+){{0,4}}?{_EVENT}\w*(\s+[\w-]+){{0,4}}\s+(ist|wurde|wird)\s+"
+    rf"(jetzt\s+|nun\s+)?(fix\s+|fest\s+|offiziell\s+)?(auf|für)\s+(den\s+)?{_DAY_MONTH}\s+(verschoben|festgelegt|"
+    rf"gelegt|angesetzt|terminiert|vorgezogen){E}",
+    r"(定在|改到|改在|推迟到|推遲到|延期到|提前到|挪到|定于|定於)\s*(\d{4}年)?\d{1,2}月\d{1,2}(号|號|日)",
+    r"(は|が)\s*(\d{4}年)?\d{1,2}月\d{1,2}日(に|へ)(延期|変更|決定|決まり|前倒し|なりました|移り)",
+    r"(이|가|은|는)\s*(\d{4}년\s*)?\d{1,2}월\s*\d{1,2}일(로|으로)\s*(연기|변경|확정|미뤄|당겨|옮겨|잡혔)",
+)
+# One's own health, body or diet ("soy intolerante a la lactosa", "tenho diabetes tipo 1", "je suis daltonien",
+# "나 땅콩 알레르기 있어"): a closed list of lasting conditions, said of oneself in the first person, never of
+# someone else ("mi abuelo tenía diabetes") or in general ("la diabetes tipo 1 es autoinmune").
+_CONDITION_EN = (
+    r"(diabetes|type\s+[12]\s+diabetes|celiac(\s+disease)?|coeliac(\s+disease)?|asthma|epilepsy|adhd|add|autism|"
+    r"dyslexia|migraines|a\s+(peanut|nut|gluten|shellfish|egg|soy|milk|penicillin|latex)\s+allergy|"
+    r"(a\s+|an\s+)?(nut|peanut|gluten|lactose|shellfish|egg|food|penicillin)\s+(allergy|intolerance)|"
+    r"high\s+blood\s+pressure|tinnitus|color\s*blindness|colou?r-?blindness|crohn'?s(\s+disease)?|ibs|"
+    r"hypothyroidism|a\s+pacemaker|hearing\s+loss)"
+)
+_CONDITION_ADJ_EN = (
+    r"(lactose[\s-]intolerant|gluten[\s-]intolerant|diabetic|celiac|coeliac|colou?r-?blind|deaf(?!\s+to\b)|"
+    r"hard\s+of\s+hearing|"
+    r"epileptic|dyslexic|asthmatic|autistic|vegetarian|vegan|pescatarian|allergic\s+to\s+\w+|teetotal|"
+    r"left-handed|short-sighted|near-?sighted)"
+)
+HEALTH_FACT = _rx(
+    rf"^(i'?m|i\s+am)\s+(also\s+)?{_CONDITION_ADJ_EN}{E}",
+    rf"^(i\s+have|i'?ve\s+got|i\s+have\s+got|i\s+live\s+with|i\s+suffer\s+from)\s+{_CONDITION_EN}{E}",
+    rf"^(yo\s+)?soy\s+(intolerante\s+a(l|\s+la)?\s+\w+|celíac[oa]|celiac[oa]|diabétic[oa]|diabetic[oa]|"
+    rf"daltónic[oa]|daltonic[oa]|asmátic[oa]|epiléptic[oa]|disléxic[oa]|sord[oa]|zurd[oa]|alérgic[oa]\s+a\s+\w+){E}",
+    rf"^(yo\s+)?tengo\s+(diabetes|celiaquía|asma|epilepsia|tdah|dislexia|migrañas|daltonismo|hipertensión|"
+    rf"intolerancia\s+a\s+\w+|alergia\s+a\s+\w+){E}",
+    rf"^(eu\s+)?sou\s+(intolerante\s+a\s+\w+|celíac[oa]|celiac[oa]|diabétic[oa]|diabetic[oa]|daltônic[oa]|"
+    rf"daltonic[oa]|asmátic[oa]|epiléptic[oa]|disléxic[oa]|surd[oa]|canhot[oa]|alérgic[oa]\s+a\s+\w+){E}",
+    rf"^(eu\s+)?tenho\s+(diabetes|doença\s+celíaca|asma|epilepsia|tdah|dislexia|enxaqueca|daltonismo|"
+    rf"hipertensão|pressão\s+alta|intolerância\s+à?\s*\w+|alergia\s+a\s+\w+){E}",
+    rf"^je\s+suis\s+(daltonien(ne)?|diabétique|intolérant(e)?\s+(au|à\s+la)\s+\w+|cœliaque|coeliaque|"
+    rf"asthmatique|épileptique|dyslexique|sourde?|gauchère?|allergique\s+(aux?|à\s+la)\s+\w+){E}",
+    rf"^j'ai\s+(du\s+diabète|le\s+diabète|un\s+diabète|de\s+l'asthme|la\s+maladie\s+cœliaque|un\s+tdah|"
+    rf"une\s+allergie\s+(aux?|à\s+la)\s+\w+|une\s+intolérance\s+(au|à\s+la)\s+\w+|des\s+migraines|"
+    rf"de\s+l'hypertension|de\s+l'épilepsie){E}",
+    rf"^ich\s+(bin|habe|hab)\s+(laktoseintolerant|glutenintolerant|farbenblind|diabetiker(in)?|zuckerkrank|"
+    rf"legastheniker(in)?|epileptiker(in)?|asthmatiker(in)?|linkshänder(in)?|schwerhörig|diabetes|asthma|"
+    rf"epilepsie|zöliakie|adhs|migräne|legasthenie|eine\s+\w*allergie|eine\s+\w*unverträglichkeit|"
+    rf"eine\s+laktoseintoleranz|typ[\s-][12][\s-]diabetes){E}",
+    r"^我(的)?(妈妈|媽媽|爸爸|妻子|丈夫|老婆|老公|儿子|兒子|女儿|女兒|母亲|母親|父亲|父親)?(有|患有|得了)?(糖尿病|哮喘|癫痫|癲癇|乳糖不耐|色盲|色弱|高血压|高血壓|麸质不耐|麩質不耐|偏头痛|偏頭痛|"
+    r"\S{1,6}过敏|\S{1,6}過敏)(?!.*(吗|嗎|[?？]))",
+    r"^我是(色盲|色弱|糖尿病人|素食者|左撇子)",
+    r"^(私は|僕は|俺は|わたしは)?\S{0,8}(アレルギーがあります|アレルギーです|乳糖不耐症です|糖尿病です|"
+    r"糖尿病があります|色弱です|色覚異常があります|喘息持ちです|喘息があります|ベジタリアンです|左利きです)",
+    r"^(저는\s*|나는\s*|나\s+|저\s+|(우리|제|내)\s*(엄마|아빠|아내|남편|아들|딸|어머니|아버지)(가|는|도)\s*)?"
+    r"\S{0,10}\s*(알레르기(가)?\s*있|당뇨(가|병이)?\s*있|색맹이|색약이|"
+    r"유당불내증이\s*있|유당불내증이에요|천식이\s*있|채식주의자)",
 )
 # A temporary state or a repeat: never a standing statement ("for now", "this week", "while Sofia is out", "again").
 TEMPORARY = _rx(
@@ -845,9 +1051,48 @@ VERDICT = _rx(
     rf"zu\s+(lang|kurz|ausführlich)|muito\s+(long|curt)[oa]s?|como\s+siempre|como\s+sempre|comme\s+toujours|wie\s+immer|"
     rf"as\s+usual|you\s+(gave|wrote|sent|made)|badly|poorly|terribly|finally|worries\s+me|annoying|keep\s+(going|it\s+up|"
     rf"at\s+it|trying)|give\s+up|so\s+weiter|weiter\s+so|sigue\s+así|continue\s+comme\s+ça|continua\s+assim){E}",
+    # "c'est nul", "never seen that": an exclamation about what is on the screen
+    rf"{B}(c'est\s+nul|ça\s+craint|that\s+sucks|this\s+sucks|é\s+uma\s+porcaria|es\s+una\s+porquería|ist\s+(doch\s+)?mist|"
+    rf"never\s+seen|nunca\s+(vi|había\s+visto|he\s+visto)|jamais\s+vu|(noch\s+)?nie\s+gesehen){E}",
+    r"(从来没见过|從來沒見過|从没见过|從沒見過|見たことがない|見たことない|처음\s*봐|본\s*적이?\s*없)",
+)
+# What only the classifier might keep and must not: someone's one-off act in the past ("Dana signed off on the
+# refund yesterday", "Marta aprobó mis vacaciones"), general knowledge about a health condition ("Type 1 diabetes is
+# an autoimmune condition", "la celiaquía no tiene cura") and an event moved to a day relative to now ("회의는 내일로
+# 미뤄졌어요"). The rules keep the standing kinds they resemble (roles, health facts, dated changes).
+PAST_ACT = _rx(
+    rf"{B}(approved|signed\s+off|signed|okayed|ok'd|rejected|validated|aprobó|firmó|validó|rechazó|aprovou|assinou|"
+    rf"validou|recusou|rejeitou|a\s+(validé|approuvé|signé|refusé|rejeté)|hat\s+.{{0,40}}(genehmigt|freigegeben|"
+    rf"unterschrieben|abgelehnt)){E}",
+    r"(批了|批准了|签了字|簽了字|签字了|簽字了|审批通过了|審批通過了|承認してくれました|承認しました|承認されました|"
+    r"승인해\s*줬|승인했|승인됐)",
+)
+_CONDITION_NOUN = (
+    r"(diabetes|diabète|diabete|celiac\s+disease|coeliac\s+disease|celiaquía|celiaquia|doença\s+celíaca|"
+    r"maladie\s+cœliaque|zöliakie|asthma|asma|asthme|lactose\s+intolerance|intolerancia\s+a\s+la\s+lactosa|"
+    r"intolerância\s+à\s+lactose|intolérance\s+au\s+lactose|laktoseintoleranz|colou?r\s*blindness|daltonismo|"
+    r"daltonisme|farbenblindheit|epilepsy|epilepsia|épilepsie|epilepsie|migraines?|migrañas?|enxaquecas?|migräne|"
+    r"(peanut|nut|food)\s+allerg(y|ies)|alergias?|allergies?|allergien?|adhd|tdah|adhs)"
+)
+HEALTH_GENERAL = _rx(
+    rf"^(the\s+|o\s+|a\s+|as\s+|os\s+|la\s+|las\s+|el\s+|los\s+|le\s+|les\s+|l'|die\s+|der\s+)?"
+    rf"(type\s+[12]\s+)?{_CONDITION_NOUN}(\s+(de\s+)?(tipo|type|typ)\s+[12])?\s+(is|are|es|son|é|são|est|sont|ist|sind|"
+    rf"has|have|no\s+tiene|não\s+tem|n'a\s+pas|hat|affects?|afecta|afeta|touche|betrifft|can|puede|pode|peut|kann){E}",
+    r"^(糖尿病|哮喘|乳糖不耐|色盲|癫痫|癲癇|花生过敏|花生過敏|アレルギー|糖尿病|喘息|천식|당뇨|알레르기)\S{0,4}(是|能|可以|会|會|は|が|는|은|가|이)",
+)
+RELATIVE_MOVE = _rx(
+    rf"{B}(moved|pushed|postponed|rescheduled|delayed|aplazad[oa]|movid[oa]|pospuest[oa]|se\s+movió|adiad[oa]|remarcad[oa]|"
+    rf"reportée?|décalée?|verschoben)\s+(to\s+|al?\s+|para\s+|à\s+|auf\s+)?(tomorrow|tonight|later|mañana|amanhã|"
+    rf"demain|morgen|ce\s+soir|heute\s+abend){E}|{B}(ist|wurde)\s+auf\s+morgen\s+verschoben{E}",
+    r"(明天|今晚|明日|今夜|내일|오늘\s*밤)\S{0,3}(改|推迟|推遲|延期|に変更|に延期|로|으로)",
 )
 # Scopes that make a statement standing, not one-off, though they point ("in this project", "このプロジェクトでは").
 STANDING_SCOPE = _rx(
+    # "here" as in "where we work", said with a rule: "aqui tudo passa por PR", "here everything goes through review"
+    rf"{B}(here|aqui|aquí|ici|hier)\s+(at\s+work\s+|na\s+empresa\s+|no\s+time\s+|en\s+la\s+empresa\s+|"
+    rf"au\s+bureau\s+|in\s+der\s+firma\s+)?(everything|everyone|nobody|we\s+always|we\s+never|tudo|todo\s+mundo|"
+    rf"ninguém|nada|a\s+gente\s+sempre|todo|todos|nadie|siempre|tout|tout\s+le\s+monde|personne|on\s+toujours|"
+    rf"alles|jeder|niemand|immer){E}",
     rf"{B}(this|that)\s+(project|repo|repository|codebase|team|company){E}",
     rf"{B}(este|esse|neste|nesse|deste|desse|en\s+este)\s+(projeto|proyecto|repositório|repositorio|repo|time|equipo){E}",
     rf"{B}(ce|dans\s+ce)\s+(projet|dépôt|repo){E}",
@@ -867,10 +1112,21 @@ _NOW = _rx(
 )
 
 
+# when a change was heard of, not how long it holds ("the launch moved to May 3, marketing confirmed this morning")
+_SAID_WHEN = _rx(
+    rf"{B}(this|esta|essa|ce|cette|heute)\s+(morning|afternoon|evening|mañana|tarde|manhã|matin|après-midi|morgen|"
+    rf"nachmittag){E}"
+)
+
+
+def _said_when(text: str) -> str:
+    return _SAID_WHEN.sub(" ", text)
+
+
 def _at_hand(text: str) -> bool:
     """About the task at hand (DEIXIS), once standing scopes and a decision's "now" are set aside."""
     rest = STANDING_SCOPE.sub(" ", text)
-    if DECIDED.search(rest) and not TEMPORARY.search(rest):
+    if (DECIDED.search(rest) or DATED_CHANGE.search(rest)) and not TEMPORARY.search(_said_when(rest)):
         rest = _NOW.sub(" ", rest)
     return bool(DEIXIS.search(rest))
 
@@ -881,6 +1137,7 @@ STANDING_KINDS = (
     (STYLE_ORDER, "preference", "standing order"),
     (PLAN_STATEMENT, "decision", "plan"),
     (SETUP_FACT, "fact", "setup"),
+    (HEALTH_FACT, "fact", "health"),
 )
 
 
@@ -892,9 +1149,21 @@ COUNTED_REQUEST = _rx(
 
 
 def passing(text: str) -> bool:
-    """A temporary state, a repeat, a verdict on the work at hand, a request for a number of things, or general
+    """A temporary state, a repeat, a verdict on the work at hand, a request for a number of things, a one-off
+    scope ("just this answer", "for this question"), a question about what is remembered, someone's one-off act in
+    the past, general knowledge about a health condition, an event moved to a day relative to now, or general
     knowledge about public things: what the classifier alone may not keep."""
-    return bool(TEMPORARY.search(text) or VERDICT.search(text) or COUNTED_REQUEST.search(text) or _public(text))
+    return bool(
+        TEMPORARY.search(text)
+        or VERDICT.search(text)
+        or COUNTED_REQUEST.search(text)
+        or ONCE.search(text)
+        or RECALL_QUESTION.search(text)
+        or PAST_ACT.search(text)
+        or HEALTH_GENERAL.search(text)
+        or RELATIVE_MOVE.search(text)
+        or _public(text)
+    )
 
 
 def standing_statement(text: str) -> Candidate | None:
@@ -908,8 +1177,34 @@ def standing_statement(text: str) -> Candidate | None:
             return None
         if reason == "role" and _TOOL.search(text.strip()):  # "Redis runs the queue": software, not a role
             return None
+        # "our build is `make all` but it keeps failing" (not "when the deploy fails, we roll back with …")
+        if reason == "procedure" and _BROKEN.search(text) and not _CONTINGENT.search(text):
+            return None
         return Candidate(text, category, reason, 0.7)
     return None
+
+
+# a failure or a cancellation: a procedure that "keeps failing" or a date "then cancelled" is news, not a standing fact
+_BROKEN = _rx(
+    rf"{B}(fail|fails|failing|failed|broken|breaks|crash(es|ed|ing)?|cancell?ed|falla|falló|fallando|quebr\w+|"
+    rf"cancelad[oa]|cassée?|plante|annulée?|kaputt|abgesagt|scheitert|gescheitert){E}",
+    r"(失败|失敗|取消|キャンセル|落ちて|실패|취소|깨져)",
+)
+
+_CONTINGENT = _rx(
+    rf"{B}(when|whenever|if|in\s+case|wenn|falls|si|cuando|quand|lorsque|se|quando){E}",
+    r"(たら|場合|的话|的話|时|時|면)",
+)
+
+
+def dated_change(text: str) -> bool:
+    """An event of one's own moved to or fixed on a calendar date (DATED_CHANGE), unless said as a guess, a
+    temporary state or a one-off (the time it was heard of, "this morning", does not count)."""
+    if not DATED_CHANGE.search(text) or HEDGE.search(text) or ONCE.search(text) or VERDICT.search(text):
+        return False
+    if _public(text) or _BROKEN.search(text):  # "The WWDC keynote is set for June 5", "… but then cancelled"
+        return False
+    return not TEMPORARY.search(_said_when(text))
 
 
 # a conditional that only says when to do a one-off task ("If you can, ...", "When you're done, ...")
@@ -927,18 +1222,59 @@ ONE_OFF_CONDITION = _rx(
 _TO_ME = _rx(rf"{B}(i|me|my|you|ich|mir|mich|yo|te|je|moi|tu|eu|você){E}")
 
 
+# A main clause with no comma before it, or an order inside the condition's own clause: an order with a pronoun
+# attached, or after "first" / "always" / "then" ("si falla el deploy avísale primero a Lucía", "wenn ich nach Code
+# frage bitte immer mit Typannotationen", "if the build breaks then ping Dana"); never "if I always use tabs".
+_NO_SUBJECT = r"(?<!\bi\s)(?<!you\s)(?<!we\s)(?<!they\s)(?<!he\s)(?<!she\s)(?<!it\s)"
+_CLITIC_ORDER = (
+    r"(avísale|avísales|avísame|avísanos|llámale|llámalo|llámala|llámame|escríbele|escríbeme|mándale|mándame|dile|"
+    r"pregúntale|pregúntame|me\s+avisa|me\s+avise|avise\s+(o|a)|avisa\s+(o|a)|chama\s+(o|a)|chame\s+(o|a)|"
+    r"fala\s+com|préviens-moi|préviens-le|préviens-la|appelle-moi|écris-moi|dis-moi|sag\s+mir|schreib\s+mir|"
+    r"ruf\s+mich|gib\s+mir\s+bescheid|sag\s+\w+\s+bescheid)"
+)
+MID_ORDER = _rx(
+    rf"\s{_CLITIC_ORDER}{E}",
+    rf"\s{_NO_SUBJECT}(then|first|always|never)\s+{_ORDER}{E}",
+    rf"\s(primero|siempre|primeiro|sempre|d'abord|toujours|zuerst|immer|bitte)\s+(me\s+|te\s+|le\s+|mir\s+)?"
+    rf"({_ORDER_OTHER}|{_CLITIC_ORDER}){E}",
+    r"\s(bitte|please|por\s+favor|s'il\s+te\s+pla[iî]t)\s+(immer|nie|always|never|siempre|nunca|sempre|toujours|"
+    r"jamais)\s+(mit|con|com|avec|with|in|en|em|auf|sin|sem|sans|ohne)\s",
+)
+# A standing contingency in zh / ja / ko: something breaks, then someone is told or something is done first
+# ("ビルドが落ちたら、まず佐藤さんにSlackで連絡するようにして", "部署失败的话先通知小李", "배포가 실패하면 먼저
+# 민수 님한테 연락해 주세요"); a practice ("〜ようにして") after any condition. Not "when you're done, tell me".
+_BREAKS_JA = (
+    r"(落ちたら|失敗したら|こけたら|コケたら|エラーが出たら|壊れたら|止まったら|障害が(出|起き)たら|"
+    r"(場合|とき|時)は|たびに)"
+)
+_BREAKS_ZH = r"(失败|失敗|挂了|掛了|出错|出錯|报错|報錯|崩了|宕机|宕機|出问题|出問題|每次|每当|每當|一旦)"
+_BREAKS_KO = r"(실패하면|깨지면|터지면|에러가\s*나면|장애가\s*나면|문제가\s*생기면|죽으면|할\s*때마다|경우에는)"
+CJK_STANDING_CONDITIONAL = _rx(
+    r"(たら|場合は|ときは|時は|たびに|なら)、?.{0,50}(ようにして(ください|ね)?|ようにお願いします)[。.!]?$",
+    rf"{_BREAKS_JA}、?\s*(まず|必ず|いつも|先に|すぐ).{{0,40}}(して(ください)?|連絡|教えて|知らせて)",
+    rf"{_BREAKS_ZH}\S{{0,12}}(的话|的話|的时候|的時候|时|時)?[,，]?\s*(先|一定|务必|務必|都|总是|總是|马上|馬上)(要)?"
+    r"(通知|告诉|告訴|找|联系|聯繫|回滚|回滾|停|叫)",
+    rf"{_BREAKS_KO}\s*,?\s*(먼저|항상|꼭|반드시|무조건|바로)\s*.{{1,40}}(주세요|해\s*줘|하세요|해요|연락해|알려\s*줘)",
+)
+
+
 def standing_rule(text: str) -> bool:
     """Whether a conditional statement is a standing instruction (see CONDITION above), not a hypothetical."""
     stripped = text.strip()
-    if not CONDITION.search(stripped) or QUESTION_END.search(stripped):
+    if QUESTION_END.search(stripped):
+        return False
+    if CJK_STANDING_CONDITIONAL.search(stripped):
+        return not (DEIXIS.search(stripped) or HEDGE.search(stripped) or ONCE.search(stripped))
+    if not CONDITION.search(stripped):
         return False
     # the main clause: after the first comma, or (no comma) the whole text, where only unanchored cues count
-    main = stripped.split(",", 1)[1].strip() if "," in stripped else " " + stripped
+    head, _, tail = stripped.partition(",")
+    main = tail.strip() if tail else " " + stripped
     if UNREAL.search(stripped) or DEIXIS.search(stripped) or ONE_OFF_CONDITION.search(stripped):
         return False
     if any(condition.search(stripped) and unreal.search(stripped) for condition, unreal in ROMANCE_UNREAL):
         return False
-    return bool(STANDING_MAIN.search(main) or ROLE_STATEMENT.search(main.strip()))
+    return bool(STANDING_MAIN.search(main) or ROLE_STATEMENT.search(main.strip()) or MID_ORDER.search(" " + head))
 
 
 EXAMPLE = _rx(
@@ -956,9 +1292,15 @@ class Candidate:
     importance: float = 0.7
 
 
+# "quem aprova reembolso é a Sônia Prado": opens like a question, names the answer (no question mark)
+WHO_IS = _rx(rf"^(quem|quien|wer)\s.{{1,60}}\s(é|es|ist)\s+(o\s+|a\s+|el\s+|la\s+|der\s+|die\s+)?{_NAME}")
+
+
 def _is_question(text: str) -> bool:
     stripped = text.strip()
-    return bool(QUESTION_END.search(stripped) or QUESTION_START.match(stripped.lower()))
+    if QUESTION_END.search(stripped):
+        return True
+    return bool(QUESTION_START.match(stripped.lower())) and not WHO_IS.search(stripped)
 
 
 def reject_reason(text: str) -> str | None:
@@ -980,7 +1322,7 @@ def reject_reason(text: str) -> str | None:
     addressed = bool(ADDRESS.search(stripped)) and not QUESTION_END.search(stripped)
     if standing_rule(stripped):
         return None
-    if _is_question(stripped) and not REMEMBER.search(stripped) and not addressed:
+    if _is_question(stripped) and (not REMEMBER.search(stripped) or RECALL_QUESTION.search(stripped)) and not addressed:
         return "question"
     if HYPOTHETICAL.search(stripped) or (EXAMPLE.search(stripped) and not REMEMBER.search(stripped)):
         return "hypothetical or about someone else"
@@ -1036,6 +1378,8 @@ def rule_candidate(text: str, check_rejects: bool = True) -> Candidate | None:
     standing = standing_statement(text)
     if standing is not None:
         return standing
+    if dated_change(text):
+        return Candidate(text, "decision", "date", 0.7)
     if explicit:
         return Candidate(text, "fact", "remember", 0.9)
     return None
