@@ -1,7 +1,7 @@
 """No secret reaches the index: a corpus of secret forms, a property test, and the bytes of the index file.
 
 Memory files and session transcripts are redacted before chunking, so chunks, FTS, vectors and the
-embedding cache never see a secret; snippets show `[REDACTED:<kind>]`; `get` shows the file as written.
+embedding cache never see a secret; snippets and `get` show `[REDACTED:<kind>]` (line numbers unchanged).
 """
 
 from __future__ import annotations
@@ -350,7 +350,12 @@ def test_no_corpus_secret_in_index_file_or_wal_via_cli(workspace: Path, tmp_path
     trip = json.loads(runner.invoke(app, [*args, "search", "lisbon trip", "--json"]).stdout)
     assert trip and trip[0]["path"] == "sessions/s1.jsonl" and "[REDACTED:" in trip[0]["snippet"]
     shown = runner.invoke(app, [*args, "get", "memory/secrets.md"]).stdout
-    assert "AKIAQX7CORPUS01ABCDE" in shown, "get shows the file as written"
+    assert _leaks(shown.encode()) == [] and "[REDACTED:" in shown, "get masks what it returns"
+    written = (workspace / "memory" / "secrets.md").read_text()
+    assert len(shown.rstrip("\n").split("\n")) == len(written.rstrip("\n").split("\n"))  # the same lines
+    with_key = next(i for i, line in enumerate(written.splitlines(), 1) if "AKIAQX7CORPUS01ABCDE" in line)
+    one = runner.invoke(app, [*args, "get", "memory/secrets.md", "--from", str(with_key), "--lines", "1"]).stdout
+    assert "AKIAQX7CORPUS01ABCDE" not in one and "[REDACTED:aws-key]" in one
     # while the index is open (WAL not checkpointed) nothing leaks either
     write(workspace, "memory/more.md", "okapi again\nsecond AKIAQX7CORPUS01ABCDE copy\n")
     assert runner.invoke(app, [*args, "index"]).exit_code == 0
@@ -391,3 +396,23 @@ def test_redact_memory_can_be_turned_off_and_back_on_purges(workspace: Path, mak
     assert report.full_reindex and "redaction" in (report.full_reason or "")
     on.close()
     assert b"AKIAQX7CORPUS01ABCDE" not in _index_bytes(db)
+
+
+def test_get_masks_a_key_written_over_several_lines_whatever_range_is_asked(tmp_path: Path) -> None:
+    """A private key block is masked whole even when the range asked starts inside it; `redactMemory = false`
+    returns the file as written (the user's explicit choice)."""
+    workspace, state = tmp_path / "ws", tmp_path / "state"
+    body = "MIIEpAIBAAKCAQEAx7Jq4Zr9bT2LmN8vQpRsTuVwXyZa\n" * 3
+    text = f"# keys\n-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----\nafter\n"
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "memory" / "keys.md").write_text(text)
+    args = ["--workspace", str(workspace), "--state-dir", str(state)]
+    inside = runner.invoke(app, [*args, "get", "memory/keys.md", "--from", "4", "--lines", "3"])
+    assert inside.exit_code == 0 and "MIIEpAIB" not in inside.stdout
+    whole = runner.invoke(app, [*args, "get", "memory/keys.md"]).stdout
+    assert "MIIEpAIB" not in whole and "[REDACTED:private-key]" in whole and whole.rstrip().endswith("after")
+    assert len(whole.rstrip("\n").split("\n")) == len(text.rstrip("\n").split("\n"))
+    (workspace / "mdrecall.toml").write_text("redactMemory = false\n")
+    assert "MIIEpAIB" not in runner.invoke(app, [*args, "get", "memory/keys.md"]).stdout  # a folder's say: no
+    assert runner.invoke(app, [*args, "trust"]).exit_code == 0
+    assert "MIIEpAIB" in runner.invoke(app, [*args, "get", "memory/keys.md"]).stdout

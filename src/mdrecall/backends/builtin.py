@@ -65,6 +65,7 @@ from mdrecall.retrieval.rerank import rerank_probe, rerank_status
 from mdrecall.retrieval.search import SearchMode, SearchResponse, run_search
 from mdrecall.storage.identity import check_index_path, stale_temp_files
 from mdrecall.storage.sqlite import Store, StoreCorruptError, remove_db_files
+from mdrecall.text.redact import redact
 
 LOCK_WAIT_SECONDS = 600.0
 WORKSPACE_META_KEY = "workspace"
@@ -663,7 +664,9 @@ class MemoryIndex:
         if session:  # a transcript: its indexed, redacted text, never the raw JSONL lines
             raw = read_regular_bytes(abs_path, rel_path, self.config.max_file_bytes)  # larger ones are not indexed
             return {"path": rel_path.strip(), **bounded_text(transcript_text(raw, from_line, lines))}
-        return read_memory_lines(abs_path, rel_path, from_line, lines)  # regular files only, bounded
+        # regular files only, bounded; secrets masked as the index masks them (`redactMemory`)
+        mask = redact if self.config.redact_memory else None
+        return read_memory_lines(abs_path, rel_path, from_line, lines, mask=mask)
 
     # -- status ------------------------------------------------------------------------------------
 

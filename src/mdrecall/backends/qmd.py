@@ -40,6 +40,7 @@ from mdrecall.retrieval.ranking import citations_enabled
 from mdrecall.retrieval.results import merge_overlapping_results
 from mdrecall.retrieval.search import SearchResponse, SearchResult, finish_results
 from mdrecall.text.bounds import bound_query
+from mdrecall.text.redact import redact
 
 if TYPE_CHECKING:
     from mdrecall.config.settings import Settings
@@ -611,7 +612,8 @@ class QmdBackend:
         if lines is not None and lines < 1:
             raise MdrecallError("lines must be >= 1")
         raw = (rel_path or "").strip()
-        return read_memory_lines(self._resolve(raw), raw, from_line, lines)  # regular files only, bounded
+        mask = redact if self.settings.config.redact_memory else None  # masked as the builtin `get` masks them
+        return read_memory_lines(self._resolve(raw), raw, from_line, lines, mask=mask)  # regular files, bounded
 
     def _resolve(self, raw: str) -> Path:
         if any(bad in raw for bad in ("\0", "\\", "%")):

@@ -11,7 +11,7 @@ import io
 import os
 import posixpath
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -73,9 +73,15 @@ def has_text_bom(raw: bytes) -> bool:
     return raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"))
 
 
-def line_range_text(raw: bytes, from_line: int | None = None, lines: int | None = None) -> str:
-    """The file as written (decoded), or `lines` lines from 1-based `from_line`, numbered as the index does."""
+def line_range_text(
+    raw: bytes, from_line: int | None = None, lines: int | None = None, mask: Callable[[str], str] | None = None
+) -> str:
+    """The file (decoded), or `lines` lines from 1-based `from_line`, numbered as the index does. `mask` (the
+    secret redaction, which keeps every line break) is applied to the whole text before the range is cut, so
+    a secret written over several lines is masked whole whatever range is asked."""
     text, _ = decode_text(raw)
+    if mask is not None:
+        text = mask(text)
     if from_line is None and lines is None:
         return text
     all_lines = split_lines(text)
@@ -137,16 +143,21 @@ def bounded_text(text: str, max_bytes: int = MAX_GET_BYTES) -> dict[str, Any]:
 
 
 def read_memory_lines(
-    path: Path, rel_path: str, from_line: int | None = None, lines: int | None = None, max_bytes: int = MAX_GET_BYTES
+    path: Path,
+    rel_path: str,
+    from_line: int | None = None,
+    lines: int | None = None,
+    max_bytes: int = MAX_GET_BYTES,
+    mask: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
     """What memory_get returns for a file: `{path, text}`, plus `truncated`, `nextFrom` and `notice` when the
     text was cut at `max_bytes`. Only regular files are read (`open_regular`), and never more than
-    `max_bytes` plus one block of them."""
+    `max_bytes` plus one block of them. `mask` redacts secrets in what is returned (line numbers unchanged)."""
     shown = rel_path.strip()
     with open_regular(path, shown) as handle:
         head = handle.read(max_bytes + 1)
         if len(head) <= max_bytes:  # the usual case: the whole file, numbered exactly as the index numbers it
-            result = {"path": shown, "text": line_range_text(head, from_line, lines)}
+            result = {"path": shown, "text": line_range_text(head, from_line, lines, mask)}
             if from_line and from_line > 1 and not result["text"]:
                 total = len(split_lines(decode_text(head)[0]))
                 if from_line > total:  # an empty answer is not an empty range: say why
@@ -155,7 +166,10 @@ def read_memory_lines(
                     )
             return result
         handle.seek(0)
-        return {"path": shown, **_stream_lines(handle, from_line or 1, lines, max_bytes)}
+        streamed = _stream_lines(handle, from_line or 1, lines, max_bytes)
+        if mask is not None:
+            streamed["text"] = mask(streamed["text"])
+        return {"path": shown, **streamed}
 
 
 def _stream_lines(handle: Any, first: int, count: int | None, max_bytes: int) -> dict[str, Any]:
