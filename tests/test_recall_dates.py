@@ -40,6 +40,7 @@ WED = date(2026, 6, 17)  # a Wednesday
         ("what happened last night", (date(2026, 6, 16), date(2026, 6, 16))),
         ("what did we do in the past week", (date(2026, 6, 10), WED)),
         ("the past few days", (date(2026, 6, 14), WED)),
+        ("what did we do in the past days", (date(2026, 6, 14), WED)),
         ("over the last couple of weeks", (date(2026, 6, 3), WED)),
         ("in the last 3 days", (date(2026, 6, 14), WED)),
         ("what did we do since Monday", (date(2026, 6, 15), WED)),
@@ -74,7 +75,8 @@ def test_months_and_quarters_without_a_year_are_read_in_three_years() -> None:
 
 
 def test_look_alikes_of_the_newer_times_name_none() -> None:
-    for query in ("on the 2 servers", "the last step", "past tense rules", "Q5 plans", "the Q4_report file"):
+    look_alikes = ("on the 2 servers", "the last step", "past tense rules", "Q5 plans", "the Q4_report file")
+    for query in (*look_alikes, "on the 0th"):
         assert date_ranges(query, WED) == [], query
     # a day no month before today has
     assert date_ranges("on the 31st", date(2026, 3, 1)) == [(date(2026, 1, 31), date(2026, 1, 31))]

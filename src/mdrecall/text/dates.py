@@ -77,10 +77,10 @@ _LAST_MONTH_NAME = re.compile(
 )
 _SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}  # first month (meteorological)
 _SEASON = re.compile(
-    r"\b(?P<which>in\s+the|from\s+the|this\s+past|this|over\s+the|during\s+the|last)\s+(?P<season>spring|summer|fall|autumn|winter)\b",
+    r"\b(?P<which>in\s+the|from\s+the|this\s+past|this|over\s+the|during\s+the|last)\s+(?P<season>spring|summer|fall|autumn|winter)\b"
+    r"(?!\s+(?:of\s+|in\s+)?(?:19|20)\d{2}\b)",  # not "in the summer of 2023": a date (`_SEASON_OF_YEAR`)
     re.I,
 )
-_SEASON = re.compile(_SEASON.pattern + r"(?!\s+(?:of\s+|in\s+)?(?:19|20)\d{2}\b)", re.I)  # not "summer of 2023"
 # the last stretch of days up to today: "the past week", "in the past few days", "over the last 3 weeks"
 _STRETCH = re.compile(
     r"\b(?:(?:this\s+|the\s+)?past\s+(?P<n>\d{1,3}\s+|a\s+couple\s+of\s+|couple\s+of\s+|few\s+|two\s+|three\s+)?"
@@ -272,6 +272,8 @@ def _christmas(today: date) -> DateRange:
 
 def _nth_day(today: date, day: int) -> DateRange | None:
     """The latest `day`th of a month on or before today (None for a day no month has)."""
+    if day < 1:
+        return None
     year, month = today.year, today.month
     for _ in range(13):
         if day <= calendar.monthrange(year, month)[1] and date(year, month, day) <= today:
@@ -326,9 +328,12 @@ def _relative_matches(query: str, today: date) -> list[tuple[tuple[int, int], Da
             n = 2
         add(m.span(), _ago(today, n, m["unit"].lower().rstrip("s")))
     for m in _STRETCH.finditer(query):
-        word = " ".join((m["n"] or m["m"] or "1").lower().split())
-        n = int(word) if word.isdigit() else _NUMBERS.get(word.removeprefix("a ").removesuffix(" of"), 2)
-        add(m.span(), _stretch(today, n, m["unit"].lower().rstrip("s")))
+        unit, word = m["unit"].lower().rstrip("s"), " ".join((m["n"] or m["m"] or "").lower().split())
+        if not word:  # "the past week": one; "the past days": as other languages read it
+            n = STRETCH_WITHOUT_NUMBER[unit] if m["unit"].lower().endswith("s") else 1
+        else:
+            n = int(word) if word.isdigit() else _NUMBERS.get(word.removeprefix("a ").removesuffix(" of"), 2)
+        add(m.span(), _stretch(today, n, unit))
     for m in _SINCE_WEEKDAY.finditer(query):
         add(m.span(), (_weekday_before(today, _WEEKDAYS[m["day"].lower()]), today))
     for m in _WEEKEND.finditer(query):
