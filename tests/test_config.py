@@ -63,6 +63,58 @@ def test_validation_errors_name_the_key(data: dict, needle: str) -> None:
     assert str(excinfo.value).startswith("invalid config test.toml:")
 
 
+@pytest.mark.parametrize(
+    ("toml", "line"),
+    [
+        ("[query]\nmaxResults = true\n", "query.maxResults: expected an integer, got true (a boolean)"),
+        ('enabled = "yes"\n', 'enabled: expected true or false, got "yes" (a string)'),
+        ("[sync]\nwatch = 1\n", "sync.watch: expected true or false, got 1 (an integer)"),
+        ("[query]\nmaxResults = 2.5\n", "query.maxResults: expected an integer, got 2.5 (a number with a fraction)"),
+        ('[query]\nminScore = "0.5"\n', 'query.minScore: expected a number, got "0.5" (a string)'),
+        ('[chunking]\ntokens = "400"\n', 'chunking.tokens: expected an integer, got "400" (a string)'),
+        ('extraPaths = "../team"\n', 'extraPaths: expected a list, got "../team" (a string)'),
+        ("query = 5\n", "query: expected a table, got 5 (an integer)"),
+        ("[qmd.update]\ninterval = true\n", "qmd.update.interval: expected a string or an integer, got true"),
+        ("[query.mmr]\nlambda = false\n", "query.mmr.lambda: expected a number, got false (a boolean)"),
+        ("provider = 3\n", "provider: Input should be 'auto', 'local', 'openai', 'gemini', 'voyage' or 'none', got 3"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_refused_in_one_line(tmp_path: Path, toml: str, line: str) -> None:
+    """TOML is typed: a wrong type is a mistake to report (key, value, expected type), never a silent coercion."""
+    path = tmp_path / "mdrecall.toml"
+    path.write_text(toml)
+    with pytest.raises(ConfigError) as excinfo:
+        load_config_file(path)
+    message = str(excinfo.value)
+    assert message == f"invalid config {path}: {line}" or message.startswith(f"invalid config {path}: {line} (")
+    assert "\n" not in message
+
+
+def test_a_secret_of_the_wrong_type_is_not_repeated_in_the_error(tmp_path: Path) -> None:
+    path = tmp_path / "mdrecall.toml"
+    path.write_text("[remote]\napiKey = 918273645\nheaders = { Authorization = 55501234 }\n")
+    with pytest.raises(ConfigError) as excinfo:
+        load_config_file(path)
+    message = str(excinfo.value)
+    assert "remote.apiKey: expected a string, got an integer" in message
+    assert "remote.headers.Authorization: expected a string, got an integer" in message
+    assert "918273645" not in message and "55501234" not in message
+
+
+def test_leniencies_that_change_no_meaning_are_kept(tmp_path: Path) -> None:
+    """An integer where a number is expected, a whole-number float where an integer is, a tuple for a list."""
+    path = tmp_path / "mdrecall.toml"
+    path.write_text("[query]\nminScore = 0\nmaxResults = 6.0\n[query.hybrid]\nvectorWeight = 1\n")
+    cfg = load_config_file(path)
+    assert cfg.query.min_score == 0 and isinstance(cfg.query.min_score, float)
+    assert cfg.query.max_results == 6 and type(cfg.query.max_results) is int
+    assert cfg.query.hybrid.vector_weight == 1.0
+    settings = resolve_settings(workspace=tmp_path, state_dir=tmp_path / "s", config={"extraPaths": ("../team",)})
+    assert settings.config.extra_paths == ["../team"]
+    with pytest.raises(ConfigError, match=r"sync\.watch: expected true or false, got 1 \(an integer\)"):
+        resolve_settings(workspace=tmp_path, state_dir=tmp_path / "s", config={"sync": {"watch": 1}})
+
+
 def test_bad_toml_and_missing_file_are_config_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("provider = \n")

@@ -56,6 +56,18 @@ def test_bad_config_refused_path_and_usage_mistakes_are_json(kw: Path, tmp_path:
     one_error(mdrecall(*base, "search", "deploy", "--json"), "query.maxResults")
 
 
+def test_a_config_value_of_the_wrong_type_is_one_line_not_a_coercion(kw: Path, tmp_path: Path) -> None:
+    base = ["--workspace", str(kw), "--state-dir", str(tmp_path / "s")]
+    write(kw, "mdrecall.toml", 'provider = "none"\n[query]\nmaxResults = true\n')
+    one_error(mdrecall(*base, "search", "deploy", "--json"), "query.maxResults: expected an integer, got true")
+    write(kw, "mdrecall.toml", 'provider = "none"\nenabled = "yes"\n')
+    result = mdrecall(*base, "status")
+    assert result.returncode == 1 and result.stdout == "" and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f'error: invalid config {kw / "mdrecall.toml"}: enabled: expected true or false, got "yes" (a string)'
+    ]
+
+
 def test_without_json_a_failure_leaves_stdout_empty_and_a_query_named_json_is_a_query(kw: Path, tmp_path: Path) -> None:
     base = ["--workspace", str(kw), "--state-dir", str(tmp_path / "s")]
     result = mdrecall(*base, "get", "/etc/passwd")

@@ -155,6 +155,19 @@ def test_invalid_files_and_values(tmp_path: Path) -> None:
         memory_config_from_openclaw({"memory": {"citations": "sometimes"}}, "main")
 
 
+def test_openclaw_json_numbers_and_typed_values(tmp_path: Path) -> None:
+    """JSON has one number type: 0 for a number and 6.0 for an integer are taken; a string for a bool is not."""
+    raw = json.loads('{"memory": {"search": {"query": {"minScore": 0, "maxResults": 6.0}, "sync": {"watch": false}}}}')
+    config, _ = memory_config_from_openclaw(raw, "main")
+    assert (config.query.min_score, config.query.max_results, config.sync.watch) == (0.0, 6, False)
+    assert type(config.query.max_results) is int
+    bad = {"memory": {"search": {"enabled": "yes", "query": {"maxResults": True}}}}
+    with pytest.raises(ConfigError) as info:
+        memory_config_from_openclaw(bad, "main", "openclaw.json")
+    assert 'enabled: expected true or false, got "yes" (a string)' in str(info.value)
+    assert "query.maxResults: expected an integer, got true (a boolean)" in str(info.value)
+
+
 def test_default_agent_id() -> None:
     assert default_agent_id({}) == "main"
     assert default_agent_id({"agents": {"list": [{"id": "A"}, {"id": "b"}]}}) == "a"

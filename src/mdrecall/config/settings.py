@@ -19,14 +19,25 @@ The file (`mdrecall.toml` in the workspace, or `--config FILE`) holds the keys o
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
+import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union, get_args, get_origin
 
 import tomllib
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from mdrecall.config.paths import CONFIG_FILENAME, DEFAULT_AGENT_ID, STATE_DIR_ENV, resolve_state_dir  # noqa: F401
@@ -38,9 +49,36 @@ SourceName = Literal["memory", "sessions"]
 
 
 class _Section(BaseModel):
-    """Base for every config section: camelCase keys, unknown keys rejected, values checked on assignment."""
+    """Base for every config section: camelCase keys, unknown keys rejected, values checked on assignment.
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_assignment=True)
+    Values are taken as typed (TOML and JSON are): `true` is not a number, `"yes"` is not a boolean, `"5"` is
+    not an integer. Two leniencies stay, because they change no meaning: an integer where a number is expected
+    (`minScore = 0`), and a whole-number float where an integer is expected (`maxResults = 6.0`: JSON has one
+    number type). A Python caller's tuple is taken as a list."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_assignment=True, strict=True
+    )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _same_meaning(cls, value: Any, info: ValidationInfo) -> Any:
+        annotation = cls.model_fields[info.field_name].annotation if info.field_name else None
+        kinds = _annotation_kinds(annotation)
+        if isinstance(value, float) and value.is_integer() and int in kinds and float not in kinds:
+            return int(value)
+        if isinstance(value, tuple) and list in kinds:
+            return list(value)
+        return value
+
+
+def _annotation_kinds(annotation: Any) -> set[Any]:
+    """The plain types an annotation accepts: `int | None` -> {int, NoneType}, `list[str]` -> {list}."""
+    if annotation is None:
+        return set()
+    if isinstance(annotation, types.UnionType) or get_origin(annotation) is Union:
+        return {kind for arg in get_args(annotation) for kind in _annotation_kinds(arg)}
+    return {get_origin(annotation) or annotation}
 
 
 class BatchConfig(_Section):
@@ -509,15 +547,79 @@ class MemoryConfig(_Section):
         return self
 
 
+# What a wrong-typed value was expected to be, by pydantic's error type (strict mode, see _Section).
+_EXPECTED = {
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "a table",
+    "model_type": "a table",
+}
+# pydantic names the member of a union (`str | int`) that refused a value as the last part of its location
+_UNION_MEMBERS = {"str", "int", "float", "bool", "list", "dict"}
+# keys whose values are never repeated in an error: they may hold a key, a token or a password
+_SECRET_KEYS = {"apiKey", "api_key", "dsn", "headers"}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number" if value.is_integer() else "a number with a fraction"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return "nothing" if value is None else type(value).__name__
+
+
+def _shown(value: Any, secret: bool) -> str:
+    """A wrong value as the user wrote it (TOML/JSON spelling, shortened), or only its kind for a secret key."""
+    if secret:
+        return _kind(value)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({_kind(value)})"
+
+
 def format_validation_error(err: ValidationError, origin: str) -> str:
-    """One readable line per problem, naming the key as it is spelled in the file."""
-    lines = []
+    """One readable line for all problems, naming each key as it is spelled in the file; a value of the wrong
+    type is named with what was expected (`query.maxResults: expected an integer, got true (a boolean)`)."""
+    problems: dict[str, list[str]] = {}  # key -> messages, or for a type error the expected kinds
+    wrong_type: dict[str, Any] = {}
     for problem in err.errors():
-        key = ".".join(str(part) for part in problem["loc"] if part != "__root__") or "(top level)"
+        loc = [part for part in problem["loc"] if part != "__root__"]
+        expected = _EXPECTED.get(problem["type"])
+        if expected and len(loc) > 1 and loc[-1] in _UNION_MEMBERS:
+            loc = loc[:-1]
+        key = ".".join(str(part) for part in loc) or "(top level)"
+        secret = any(part in _SECRET_KEYS for part in loc)
+        if expected:
+            wrong_type[key] = problem["input"]
+            problems.setdefault(key, []).append(expected)
+            continue
         message = problem["msg"].removeprefix("Value error, ")
         if problem["type"] == "extra_forbidden":
             message = "unknown key"
-        lines.append(f"{key}: {message}")
+        elif problem["type"] == "literal_error":
+            message += f", got {_shown(problem['input'], secret)}"
+        problems.setdefault(key, []).append(message)
+    lines = []
+    for key, messages in problems.items():
+        if key in wrong_type:
+            secret = any(part in _SECRET_KEYS for part in key.split("."))
+            expected = " or ".join(dict.fromkeys(messages))
+            lines.append(f"{key}: expected {expected}, got {_shown(wrong_type[key], secret)}")
+        else:
+            lines.extend(f"{key}: {message}" for message in messages)
     return f"invalid config {origin}: " + "; ".join(lines)
 
 
