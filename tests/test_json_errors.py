@@ -68,6 +68,18 @@ def test_a_config_value_of_the_wrong_type_is_one_line_not_a_coercion(kw: Path, t
     ]
 
 
+def test_trusting_a_path_that_does_not_exist_says_so(tmp_path: Path) -> None:
+    state = ["--state-dir", str(tmp_path / "s")]
+    missing = tmp_path / "nowhere"
+    result = mdrecall(*state, "trust", str(missing))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [f"error: {missing} does not exist"]
+    one_error(mdrecall(*state, "trust", str(missing / "mdrecall.toml"), "--json"), f"{missing}/mdrecall.toml does not")
+    (tmp_path / "empty").mkdir()  # a folder that exists but holds no config: that is what the error says
+    one_error(mdrecall(*state, "trust", str(tmp_path / "empty"), "--json"), "no mdrecall.toml to trust")
+    assert not (tmp_path / "s").exists() or not any((tmp_path / "s").rglob("*trust*"))
+
+
 def test_without_json_a_failure_leaves_stdout_empty_and_a_query_named_json_is_a_query(kw: Path, tmp_path: Path) -> None:
     base = ["--workspace", str(kw), "--state-dir", str(tmp_path / "s")]
     result = mdrecall(*base, "get", "/etc/passwd")

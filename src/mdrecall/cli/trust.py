@@ -27,14 +27,15 @@ def register(app: typer.Typer) -> None:
     app.command("trust")(trust)
 
 
-def _config_file(ctx: typer.Context, path: Path | None) -> Path:
-    """PATH (a folder or its config file), else the workspace (--workspace or the current folder)."""
+def _target(ctx: typer.Context, path: Path | None) -> Path:
+    """PATH (a folder or its config file), else the workspace (--workspace or the current folder), as given."""
     opts = ctx.obj if isinstance(ctx.obj, GlobalOptions) else GlobalOptions()
     chosen = path if path is not None else opts.workspace
-    target = Path(chosen if chosen is not None else os.getcwd()).expanduser()
-    if target.is_dir():
-        target = target / CONFIG_FILENAME
-    return config_file_key(target)
+    return Path(chosen if chosen is not None else os.getcwd()).expanduser()
+
+
+def _config_file(target: Path) -> Path:
+    return config_file_key(target / CONFIG_FILENAME if target.is_dir() else target)
 
 
 def trust(
@@ -51,12 +52,15 @@ def trust(
         if list_:
             _show_list(list_trust(state), as_json)
             return
-        config_file = _config_file(ctx, path)
-        if revoke:
+        target = _target(ctx, path)
+        config_file = _config_file(target)
+        if revoke:  # a folder deleted since it was trusted can still be revoked
             if not revoke_trust(state, config_file):
                 fail(f"{config_file} is not trusted")
             _out({"path": str(config_file), "revoked": True}, as_json, f"no longer trusted: {config_file}")
             return
+        if not target.exists():
+            fail(f"{target} does not exist")
         if not config_file.is_file():
             fail(f"no {config_file.name} to trust: {config_file}")
         config, raw = read_config_file(config_file)
