@@ -183,3 +183,23 @@ def test_a_third_party_model_s_mistakes_are_named_not_stored(tmp_path: Path) -> 
 
     with pytest.raises(ConfigError, match="dims, embed_batch"):
         ProviderResult(NoDims(), requested="mine")  # type: ignore[arg-type]
+
+
+def test_a_built_in_model_over_an_index_of_another_width_answers_by_keyword_and_says_so(tmp_path: Path) -> None:
+    """An index whose vectors have another width than the built-in model's (built by another model under the
+    same name) failed the hybrid search with a numpy ValueError and answered a vector search with nothing.
+    Now the search answers from the keyword index with a notice naming both widths, as for a provider outage."""
+    settings = _settings(tmp_path)
+    e5 = create_local_provider(LocalConfig(model="e5-small"))
+    with open_backend(settings, ProviderResult(HashingProvider(model=e5.model, dims=64), requested="mine")) as built:
+        built.sync(force=True)
+    with open_backend(settings, ProviderResult(e5, requested="local")) as backend:
+        for mode in ("hybrid", "vector"):
+            response = backend.search("kestrel project", mode=mode)
+            assert [r.path for r in response.results] == ["MEMORY.md"], mode
+            assert response.notice and "vectors of 64 numbers, multilingual-e5-small gives 384" in response.notice
+            assert "keyword results only" in response.notice
+        backend.sync()  # the next sync rebuilds the index for the model's width: the vector side is back
+        response = backend.search("when does the bird project ship", mode="vector")
+        assert response.notice is None or "keyword results only" not in response.notice
+        assert response.results and response.results[0].path == "MEMORY.md"

@@ -621,12 +621,19 @@ class MemoryIndex:
                 )
 
             provider = self.provider
-            stored_model = (store.read_meta() or {}).get("model")
+            meta = store.read_meta() or {}
+            stored_model, stored_dims = meta.get("model"), meta.get("vectorDims")
             if provider is None:
                 return run(None, index_model(None))
             if stored_model and stored_model != provider.model:
                 why = f"the index holds {stored_model} vectors, the provider now is {provider.model}"
                 return _keyword_only(run(None, stored_model), why)
+            if stored_dims and provider.dims and stored_dims != provider.dims:  # same name, another width
+                why = (
+                    f"the index holds vectors of {stored_dims} numbers, {provider.model} gives {provider.dims} "
+                    "(a sync rebuilds it)"
+                )
+                return _keyword_only(run(None, stored_model or provider.model), why)
             try:
                 return run(provider, provider.model)
             except ProviderSwitchedError as err:
