@@ -252,3 +252,32 @@ def test_with_the_real_classifier_questions_and_one_off_scopes_are_left_out(loca
     ]
     found = {c.text for c in extract_rules(drop + keep, None, scorer=scorer)}
     assert found == set(keep)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm allergic to meetings lol",
+        "haha my code only works on my machine",
+        "jaja soy alérgico a los lunes",
+        "je suis allergique aux réunions mdr",
+        "회의 알레르기 있어 ㅋㅋ",
+        "我对开会过敏哈哈",
+        "we always ship on Fridays 😂",
+    ],
+)
+def test_a_joke_is_never_kept_even_by_the_classifier(text: str) -> None:
+    assert reject_reason(text) == "joking"
+    assert extract_rules([text], limit=1, scorer=_Always()) == []
+
+
+def test_the_same_statement_without_laughter_is_kept() -> None:
+    assert extract_rules(["I'm allergic to penicillin"], limit=1)
+    assert reject_reason("Sasha owns the billing service") is None  # a name holding "sha"/"ha" is no laugh
+    assert reject_reason("our docs are at www.example.org") is None
+
+
+def test_always_inside_a_condition_without_a_comma_is_a_saying() -> None:
+    assert extract_rules(["si siempre con prisa nada sale bien"], limit=1) == []
+    assert extract_rules(["when I paste a stack trace always explain the cause first"], limit=1)
+    assert extract_rules(["Si te pido un resumen, siempre en español y corto."], limit=1)

@@ -576,6 +576,10 @@ QUESTION_START = _rx(
     r"^(qu'est-ce|quel|quelle|quels|qui|quand|où|pourquoi|comment|est-ce\s+que|peux-tu|pourrais-tu)\s",
     r"^(was|welche|welcher|wer|wann|wo|warum|wie|kannst\s+du|könntest\s+du|hast\s+du|ist|sind)\s",
 )
+# laughter or "just kidding" marks a joke, not a memory ("I'm allergic to meetings lol", "jaja qué bueno")
+JOKING = re.compile(
+    r"(?i)(?<!\w)(?:lol|lmao|rofl|ha(?:ha)+|he(?:he)+|jk|just\s+kidding|mdr|ja(?:ja)+|k{4,})(?!\w)|[😂🤣😆]|ㅋㅋ|ㅎㅎ|哈哈"
+)
 QUESTION_END = re.compile(r"[?？]\s*$|(吗|嗎|呢)[。]?\s*$|(ですか|ますか|か[。]?)\s*$|(나요|까요|습니까|어요\?|니)\s*$")
 # A question about what the assistant remembers ("do you remember my dog's name?", "你还记得...吗", "覚えてる？",
 # "기억나?"): "remember" in it asks, it does not tell.
@@ -1258,6 +1262,12 @@ CJK_STANDING_CONDITIONAL = _rx(
 )
 
 
+# a condition that opens with "always" and has no comma to end it: the always belongs to the condition
+ALWAYS_IN_CONDITION = re.compile(
+    r"(?i)^\s*(?:if|when|si|se|cuando|quand|wenn|falls)\s+(?:always|never|siempre|nunca|sempre|toujours|jamais|immer|nie)\b"
+)
+
+
 def standing_rule(text: str) -> bool:
     """Whether a conditional statement is a standing instruction (see CONDITION above), not a hypothetical."""
     stripped = text.strip()
@@ -1270,6 +1280,8 @@ def standing_rule(text: str) -> bool:
     # the main clause: after the first comma, or (no comma) the whole text, where only unanchored cues count
     head, _, tail = stripped.partition(",")
     main = tail.strip() if tail else " " + stripped
+    if not tail and ALWAYS_IN_CONDITION.match(stripped):  # "si siempre con prisa nada sale bien": a saying
+        return False
     if UNREAL.search(stripped) or DEIXIS.search(stripped) or ONE_OFF_CONDITION.search(stripped):
         return False
     if any(condition.search(stripped) and unreal.search(stripped) for condition, unreal in ROMANCE_UNREAL):
@@ -1318,6 +1330,8 @@ def reject_reason(text: str) -> str | None:
         return "markup or tool output"
     if has_secret(stripped):
         return "contains a secret"
+    if JOKING.search(stripped):
+        return "joking"
     # "Puedes llamarme Lupe." is how to address the user, not a question
     addressed = bool(ADDRESS.search(stripped)) and not QUESTION_END.search(stripped)
     if standing_rule(stripped):
