@@ -15,6 +15,7 @@ import functools
 import re
 
 from mdrecall.text.dates_languages import LANGUAGES, LATIN_CODES, fold, language_counts, stop_words_of
+from mdrecall.text.fts_query import indexed_tokens
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 TEXT_CHARS = 400  # a note's language is read from its first characters (some 60 words: enough to tell)
@@ -62,11 +63,6 @@ def text_languages(text: str) -> frozenset[str]:
     return languages
 
 
-# every ASCII character that is not a word character, as a space: `split()` then cuts ASCII text into exactly
-# the words `_WORD.findall` finds
-_NON_WORD_ASCII = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
-
-
 @functools.cache
 def _other_than_english() -> frozenset[str]:
     """The stop words of the other Latin-script languages that English does not have ("und", "qué", "est")."""
@@ -81,7 +77,7 @@ def may_read_as_other_than_english(text: str) -> bool:
     head = text[:TEXT_CHARS]
     if not head.isascii():
         return True
-    return not _other_than_english().isdisjoint(head.lower().translate(_NON_WORD_ASCII).split())
+    return not _other_than_english().isdisjoint(indexed_tokens(head))  # (ASCII: its lower-cased \w+ words)
 
 
 def other_language(query_languages: frozenset[str], text: str) -> bool:
