@@ -306,6 +306,12 @@ def _last_month_named(today: date, month: int) -> DateRange:
     return _month_range(today.year if month < today.month else today.year - 1, month)
 
 
+def _spoken_count(said: str) -> int:
+    """ "3", "two", "a", "a few" (3), "a couple of" (2, as any count word not in `_NUMBERS`)."""
+    word = " ".join(said.lower().split())
+    return int(word) if word.isdigit() else _NUMBERS.get(word.removeprefix("a ").removesuffix(" of"), 2)
+
+
 def _relative_matches(query: str, today: date) -> list[tuple[tuple[int, int], DateRange]]:
     """Each relative time of the query: (its span in the query, its day range). A span inside a longer one
     ("the day before yesterday" holds "yesterday") is read once, as the longer one."""
@@ -322,17 +328,11 @@ def _relative_matches(query: str, today: date) -> list[tuple[tuple[int, int], Da
         for m in pattern.finditer(query):
             add(m.span(), _simple_range(kind, today))
     for m in _DAYS_AGO.finditer(query):
-        word = " ".join(m["n"].lower().split())
-        n = int(word) if word.isdigit() else _NUMBERS.get(word.removeprefix("a ").removesuffix(" of"), 2)
-        if word in ("a couple of", "couple of"):
-            n = 2
-        add(m.span(), _ago(today, n, m["unit"].lower().rstrip("s")))
+        add(m.span(), _ago(today, _spoken_count(m["n"]), m["unit"].lower().rstrip("s")))
     for m in _STRETCH.finditer(query):
-        unit, word = m["unit"].lower().rstrip("s"), " ".join((m["n"] or m["m"] or "").lower().split())
-        if not word:  # "the past week": one; "the past days": as other languages read it
-            n = STRETCH_WITHOUT_NUMBER[unit] if m["unit"].lower().endswith("s") else 1
-        else:
-            n = int(word) if word.isdigit() else _NUMBERS.get(word.removeprefix("a ").removesuffix(" of"), 2)
+        unit, said, plural = m["unit"].lower().rstrip("s"), m["n"] or m["m"], m["unit"].lower().endswith("s")
+        # no number: "the past week" is one; "the past days" as other languages read it
+        n = _spoken_count(said) if said else (STRETCH_WITHOUT_NUMBER[unit] if plural else 1)
         add(m.span(), _stretch(today, n, unit))
     for m in _SINCE_WEEKDAY.finditer(query):
         add(m.span(), (_weekday_before(today, _WEEKDAYS[m["day"].lower()]), today))
@@ -411,18 +411,14 @@ def _read(code: str, kind: str, groups: dict[str, str], today: date) -> list[Dat
     language = _BY_CODE[code]
     if kind in FIXED_KINDS:
         return [_simple_range(kind, today)]
-    if kind == "ago":
+    if kind in ("ago", "stretch"):  # "vor zwei Wochen"; "in den letzten drei Tagen", "最近三天", "지난 며칠"
         word = " ".join(groups["unit"].split())
-        unit, n = language.counted.get(word) or (language.units[word], 1)
+        unit, n = language.counted.get(word) or (language.units[word], None)
         if "n" in groups:
             n = language.number(groups["n"]) or n
-        return [_ago(today, n, unit)]
-    if kind == "stretch":  # "in den letzten drei Tagen", "los últimos días", "最近三天", "지난 며칠"
-        word = " ".join(groups["unit"].split())
-        unit, n = language.counted.get(word) or (language.units[word], STRETCH_WITHOUT_NUMBER[language.units[word]])
-        if "n" in groups:
-            n = language.number(groups["n"]) or n
-        return [_stretch(today, n, unit)]
+        if kind == "ago":
+            return [_ago(today, n or 1, unit)]
+        return [_stretch(today, n or STRETCH_WITHOUT_NUMBER[unit], unit)]
     if kind == "weekend":
         return [_weekend(today)]
     if kind in ("weekday", "weekday_last_week"):
