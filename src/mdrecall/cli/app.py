@@ -25,6 +25,7 @@ from mdrecall.backends import MemoryBackend, open_backend
 from mdrecall.cli.common import (
     GlobalOptions,
     err,
+    error_line,
     expect_json,
     fail,
     json_error,
@@ -713,8 +714,7 @@ def main() -> None:
     expect_json(wants_json(sys.argv[1:]))
     invalid = invalid_argument(sys.argv[1:])
     if invalid:
-        say(err, ("error: ", "bold red"), invalid)
-        json_error(invalid)
+        error_line(invalid)
         sys.exit(1)
     try:
         code = app(standalone_mode=False)
@@ -752,16 +752,13 @@ def _usage_exit(exc: Exception) -> int:
         return 130
     if isinstance(exc, UnicodeError):  # text that is not UTF-8 (stdin, a file name): one line, not a traceback
         reason = getattr(exc, "reason", type(exc).__name__)
-        say(err, ("error: ", "bold red"), f"input is not valid UTF-8 text ({reason})")
-        json_error(f"input is not valid UTF-8 text ({reason})")
+        error_line(f"input is not valid UTF-8 text ({reason})")
         return 1
     if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
         ctx = getattr(exc, "ctx", None)
         command = ctx.command_path.partition(" ")[2] if ctx is not None else ""
         hint = f" (see: mdrecall {command + ' ' if command else ''}--help)"
-        message = " ".join(exc.format_message().split()) + hint
-        say(err, ("error: ", "bold red"), message)
-        json_error(message)
+        error_line(" ".join(exc.format_message().split()) + hint)
         return 1
     raise exc
 

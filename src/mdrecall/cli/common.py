@@ -30,10 +30,14 @@ def warn(message: str) -> None:
 
 def fail(message: str) -> None:
     """One line on stderr and exit code 1: every failure ends this way (with --json, also `{"error": ...}`)."""
-    first = " ".join(message.strip().splitlines()) or "failed"
-    say(err, ("error: ", "bold red"), first)
-    json_error(first)
+    error_line(" ".join(message.strip().splitlines()) or "failed")
     raise typer.Exit(code=1)
+
+
+def error_line(message: str) -> None:
+    """A failure's one line on stderr, and with --json its `{"error": ...}` on stdout (the caller exits)."""
+    say(err, ("error: ", "bold red"), message)
+    json_error(message)
 
 
 # Whether this invocation asked for --json (set by the entry point from argv), and whether it printed its JSON.

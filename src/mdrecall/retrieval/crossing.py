@@ -55,8 +55,12 @@ class Crossing:
         them; not the function words of the query's language: German "hat" is no English hat): asked once."""
         if self._held is None:
             words = [term for term in self._terms if not function_word(term, self.languages)]
-            self._held = any(self._store.terms_present(self._units(term)) for term in words)
+            self._held = any(self._in_index(term) for term in words)
         return self._held
+
+    def _in_index(self, term: str) -> bool:
+        """Some indexed chunk holds the term or (with word forms) one of its inflections."""
+        return bool(self._store.terms_present(self._units(term)))
 
     def _units(self, term: str) -> list[str]:
         """The FTS match units of a keyword and, with word forms, of its inflections ("laptop": "laptops")."""
@@ -78,12 +82,11 @@ class Crossing:
             return self._genitive_missing
         if self._german_missing is None:
             names = [n for n in named_terms(self._query, self._terms) if not time_word(n, self.languages)]
-            self._german_missing = bool(names) and not any(self._store.terms_present(self._units(n)) for n in names)
+            self._german_missing = bool(names) and not any(self._in_index(n) for n in names)
         return self._german_missing
 
     def _holds_name(self, name: str) -> bool:
         """Some chunk holds the name, or (a genitive) the name without its final s."""
-        if self._store.terms_present(self._units(name)):
+        if self._in_index(name):
             return True
-        bare = name[:-1] if len(name) > 3 and name[-1] in "sS" else ""
-        return bool(bare) and bool(self._store.terms_present(self._units(bare)))
+        return len(name) > 3 and name[-1] in "sS" and self._in_index(name[:-1])
