@@ -594,7 +594,7 @@ def format_validation_error(err: ValidationError, origin: str) -> str:
     """One readable line for all problems, naming each key as it is spelled in the file; a value of the wrong
     type is named with what was expected (`query.maxResults: expected an integer, got true (a boolean)`)."""
     problems: dict[str, list[str]] = {}  # key -> messages, or for a type error the expected kinds
-    wrong_type: dict[str, Any] = {}
+    wrong_type: dict[str, tuple[Any, bool]] = {}  # key -> (the value written, whether the key holds secrets)
     for problem in err.errors():
         loc = [part for part in problem["loc"] if part != "__root__"]
         expected = _EXPECTED.get(problem["type"])
@@ -603,7 +603,7 @@ def format_validation_error(err: ValidationError, origin: str) -> str:
         key = ".".join(str(part) for part in loc) or "(top level)"
         secret = any(part in _SECRET_KEYS for part in loc)
         if expected:
-            wrong_type[key] = problem["input"]
+            wrong_type[key] = (problem["input"], secret)
             problems.setdefault(key, []).append(expected)
             continue
         message = problem["msg"].removeprefix("Value error, ")
@@ -615,9 +615,8 @@ def format_validation_error(err: ValidationError, origin: str) -> str:
     lines = []
     for key, messages in problems.items():
         if key in wrong_type:
-            secret = any(part in _SECRET_KEYS for part in key.split("."))
             expected = " or ".join(dict.fromkeys(messages))
-            lines.append(f"{key}: expected {expected}, got {_shown(wrong_type[key], secret)}")
+            lines.append(f"{key}: expected {expected}, got {_shown(*wrong_type[key])}")
         else:
             lines.extend(f"{key}: {message}" for message in messages)
     return f"invalid config {origin}: " + "; ".join(lines)
