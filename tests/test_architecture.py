@@ -15,6 +15,7 @@ LAYERS: dict[str, set[str]] = {
     "errors": set(),
     "locks": {"errors", "files"},
     "files": {"errors"},
+    "net": {"errors"},
     "text": {"errors"},
     "config": {"errors", "text", "locks", "files"},
     "documents": {"errors", "config", "text", "locks", "files"},

@@ -28,7 +28,6 @@ import json
 import os
 import re
 import secrets
-import socket
 import sys
 import time
 from collections.abc import Sequence
@@ -40,6 +39,7 @@ from mdrecall.agents.tools import OUTPUT_SCHEMAS, MemoryTools
 from mdrecall.backends import MemoryBackend, open_backend
 from mdrecall.config.settings import Settings
 from mdrecall.errors import ConfigError, MdrecallError
+from mdrecall.net import listen_socket
 from mdrecall.text.bounds import invalid_text_field, invalid_text_message, is_valid_text
 
 try:  # the SDK is a core dependency; a broken install gets one line from main(), not a traceback
@@ -335,27 +335,6 @@ def run_http(
             index.close()
     finally:
         sock.close()
-
-
-def listen_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on host:port, or one MdrecallError naming both (busy, not allowed, no such
-    address, a port outside 0-65535)."""
-    sock: socket.socket | None = None
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-        sock = socket.socket(family, kind, proto)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(64)
-        sock.setblocking(False)
-        return sock
-    except (OSError, OverflowError) as err:
-        if sock is not None:
-            sock.close()
-        reason = getattr(err, "strerror", None) or str(err)
-        raise MdrecallError(f"cannot listen on {host}:{port}: {reason}") from None
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ Security, as for the MCP HTTP server and as Jupyter does it:
 
 from __future__ import annotations
 
-import errno
 import hmac
 import json
 import secrets
@@ -26,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from mdrecall.errors import MdrecallError, PathRefusedError
+from mdrecall.net import PortBusyError, listen_socket
 from mdrecall.ui.inspector import Inspector
 
 DEFAULT_PORT = 8767
@@ -268,18 +268,12 @@ def build_app(inspector: Inspector, token: str, port: int) -> Any:
 
 def bind(port: int, fallback: bool) -> socket.socket:
     """A listening socket on 127.0.0.1:port; with `fallback`, any free port when that one is taken."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind(("127.0.0.1", port))
-    except OSError as err:
-        if not (fallback and err.errno == errno.EADDRINUSE):
-            sock.close()
-            raise MdrecallError(f"cannot listen on 127.0.0.1:{port}: {err.strerror}") from None
-        sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    sock.setblocking(False)
-    return sock
+        return listen_socket("127.0.0.1", port)
+    except PortBusyError:
+        if not fallback:
+            raise
+        return listen_socket("127.0.0.1", 0)
 
 
 def page_url(port: int, token: str) -> str:
