@@ -1263,8 +1263,8 @@ CJK_STANDING_CONDITIONAL = _rx(
 
 
 # a condition that opens with "always" and has no comma to end it: the always belongs to the condition
-ALWAYS_IN_CONDITION = re.compile(
-    r"(?i)^\s*(?:if|when|si|se|cuando|quand|wenn|falls)\s+(?:always|never|siempre|nunca|sempre|toujours|jamais|immer|nie)\b"
+ALWAYS_IN_CONDITION = _rx(
+    rf"(?:{CONDITION.pattern})\s*(always|never|siempre|nunca|sempre|toujours|jamais|immer|nie|niemals){E}"
 )
 
 
